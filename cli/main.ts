@@ -1,0 +1,78 @@
+// `edgerl` command dispatcher: picks the command by its leading words, parses flags strictly,
+// prints --help, and turns every failure into one line on stderr with a non-zero exit.
+import { parseArgs } from 'node:util';
+import { type Command, type CommandInput, UsageError } from './command.ts';
+import { commands } from './commands.ts';
+
+export async function main(argv: string[], io: Partial<CommandInput> = {}): Promise<number> {
+  const stdout = io.stdout ?? process.stdout;
+  const stderr = io.stderr ?? process.stderr;
+  const env = io.env ?? process.env;
+  const command = findCommand(argv);
+  if (!command) {
+    if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+      stdout.write(overview());
+      return argv.length === 0 ? 2 : 0;
+    }
+    stderr.write(`edgerl: unknown command "${argv.join(' ')}"; run "edgerl --help" for the list\n`);
+    return 2;
+  }
+  const rest = argv.slice(command.name.length);
+  if (rest.includes('--help') || rest.includes('-h')) {
+    stdout.write(`${command.usage.trimEnd()}\n`);
+    return 0;
+  }
+  try {
+    const parsed = parseArgs({
+      args: rest,
+      options: command.options,
+      allowPositionals: command.positionals ?? false,
+      strict: true,
+    });
+    const code = await command.run({
+      values: parsed.values,
+      positionals: parsed.positionals,
+      env,
+      stdout,
+      stderr,
+    });
+    return code ?? 0;
+  } catch (error) {
+    const usage = error instanceof UsageError || isParseArgsError(error);
+    stderr.write(`edgerl ${command.name.join(' ')}: ${oneLine(error)}\n`);
+    if (env.EDGERL_DEBUG && error instanceof Error && error.stack) stderr.write(`${error.stack}\n`);
+    return usage ? 2 : 1;
+  }
+}
+
+function findCommand(argv: string[]): Command | undefined {
+  let best: Command | undefined;
+  for (const command of commands) {
+    const matches = command.name.every((word, index) => argv[index] === word);
+    if (matches && (!best || command.name.length > best.name.length)) best = command;
+  }
+  return best;
+}
+
+function overview(): string {
+  const width = Math.max(...commands.map((c) => c.name.join(' ').length));
+  const lines = commands.map((c) => `  ${c.name.join(' ').padEnd(width)}  ${c.summary}`);
+  return [
+    'edgerl: agentic RL for TypeScript teams',
+    '',
+    'Usage: edgerl <command> [options]   (every command takes --help)',
+    '',
+    'Commands:',
+    ...lines,
+    '',
+  ].join('\n');
+}
+
+function isParseArgsError(error: unknown): boolean {
+  return error instanceof Error && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS');
+}
+
+function oneLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.replace(/\s*\n\s*/g, ' ').trim();
+}

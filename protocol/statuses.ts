@@ -1,0 +1,20 @@
+// The closed sets of lifecycle states shared by the store, the edge and the trainer.
+export const trajectoryStatuses = ['running', 'finished', 'truncated', 'error'] as const;
+export type TrajectoryStatus = (typeof trajectoryStatuses)[number];
+
+/** `unscored`: the judge failed after its retries; the group is kept, never trained on with made-up scores. */
+export const groupStatuses = ['running', 'complete', 'scored', 'unscored', 'trained', 'failed'] as const;
+export type GroupStatus = (typeof groupStatuses)[number];
+
+export const policyVersionStatuses = ['training', 'published', 'retired'] as const;
+export type PolicyVersionStatus = (typeof policyVersionStatuses)[number];
+
+export const taskSplits = ['train', 'eval'] as const;
+export type TaskSplit = (typeof taskSplits)[number];
+
+export const experimentStatuses = ['running', 'stopped'] as const;
+export type ExperimentStatus = (typeof experimentStatuses)[number];
+
+export function assertNever(value: never, what = 'value'): never {
+  throw new Error(`unexpected ${what}: ${JSON.stringify(value)}`);
+}
