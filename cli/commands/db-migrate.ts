@@ -1,0 +1,37 @@
+// `edgerl db migrate`: applies the committed migrations to the configured database (DATABASE_URL, or
+// the embedded store) and says what it applied.
+import { withSqlState } from '../../db/database-errors.ts';
+import { openStore } from '../../db/open-store.ts';
+import { storeConfigFromEnv } from '../../db/store-config.ts';
+import { defineCommand, stringFlag } from '../command.ts';
+
+export const dbMigrateCommand = defineCommand({
+  name: ['db', 'migrate'],
+  summary: 'Apply the trajectory store migrations to the configured database',
+  usage: `Usage: edgerl db migrate [--url URL]
+
+Applies every committed migration the database lacks (tables, views, the SQL agent's sample schema),
+in one transaction. Run it from one place at a time.
+
+Options:
+  --url URL   postgres://… or memory:// (default: DATABASE_URL; unset: the embedded store in
+              EDGERL_DATA_DIR, default .edgerl/pgdata)`,
+  options: { url: { type: 'string' } },
+  async run({ values, env, stdout }) {
+    const config = storeConfigFromEnv(env, { url: stringFlag(values, 'url') });
+    const store = await openStore({ url: config.url, dataDir: config.dataDir, migrations: 'skip' });
+    try {
+      const report = await store.migrate().catch((error: unknown) => {
+        throw withSqlState(error);
+      });
+      const line =
+        report.applied.length === 0
+          ? `${store.target}: up to date (${report.total} migrations)`
+          : `${store.target}: applied ${report.applied.length} of ${report.total} migrations (${report.applied.join(', ')})`;
+      stdout.write(`${line}\n`);
+      return 0;
+    } finally {
+      await store.close();
+    }
+  },
+});

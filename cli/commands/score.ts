@@ -1,0 +1,105 @@
+// `edgerl score --group ID`: scores one stored rollout group with RULER (one LLM-judge call ranks the
+// whole group), records the scores and combined rewards, and prints each trajectory's score and
+// explanation. The trainer goes through the same scoreAndRecordGroup.
+import { readFileSync } from 'node:fs';
+import { openStore } from '../../db/open-store.ts';
+import { storeConfigFromEnv } from '../../db/store-config.ts';
+import { getEnvironment } from '../../edge/env/environments.ts';
+import type { ToolSpec } from '../../protocol/chat.ts';
+import { formatScoreReport } from '../../trainer/ruler/format-score-report.ts';
+import { createJudgeClient } from '../../trainer/ruler/judge-client.ts';
+import { loadJudgeGroup } from '../../trainer/ruler/load-judge-group.ts';
+import { rulerConfigFromEnv } from '../../trainer/ruler/ruler-config.ts';
+import { scoreAndRecordGroup } from '../../trainer/ruler/score-and-record.ts';
+import { storeJudgeScoreSink } from '../../trainer/ruler/store-sink.ts';
+import { type CommandInput, defineCommand, intFlag, stringFlag, UsageError } from '../command.ts';
+
+/** Group states a judging may start from (the store refuses `scored` from any other). */
+const scorable = new Set(['complete', 'scored', 'unscored']);
+
+export const scoreCommand = defineCommand({
+  name: ['score'],
+  summary: 'Score one rollout group with RULER (LLM judge) and record the scores',
+  usage: `Usage: edgerl score --group ID [options]
+
+Judges every finished trajectory of the group in one call to an OpenAI-compatible judge
+(JUDGE_BASE_URL, JUDGE_MODEL, JUDGE_API_KEY), records scores and rewards, and prints them.
+Exit status 1 when the judge failed after its retries (the group is then marked unscored).
+
+Options:
+  --group ID            the rollout group to score (required)
+  --url URL             postgres://… or memory:// (default: DATABASE_URL; unset: the embedded store in
+                        EDGERL_DATA_DIR, default .edgerl/pgdata)
+  --model NAME          judge model, overriding JUDGE_MODEL
+  --orderings K         judge in K orders and average (default JUDGE_ORDERINGS or 1)
+  --seed N              seed of the order shuffle (default JUDGE_SEED or 0)
+  --rubric-file PATH    grade with this rubric instead of the default one`,
+  options: {
+    group: { type: 'string' },
+    url: { type: 'string' },
+    model: { type: 'string' },
+    orderings: { type: 'string' },
+    seed: { type: 'string' },
+    'rubric-file': { type: 'string' },
+  },
+  async run({ values, env, stdout, stderr }) {
+    const groupId = stringFlag(values, 'group');
+    if (!groupId) throw new UsageError('--group ID is required');
+    const config = rulerConfigFromEnv(env, {
+      model: stringFlag(values, 'model'),
+      orderings: optionalInt(values, 'orderings', 1, 16),
+      seed: optionalInt(values, 'seed', 0, 0xffffffff),
+      rubric: readRubric(stringFlag(values, 'rubric-file')),
+    });
+    const storeConfig = storeConfigFromEnv(env, { url: stringFlag(values, 'url') });
+    const store = await openStore({ url: storeConfig.url, dataDir: storeConfig.dataDir });
+    try {
+      const loaded = await loadJudgeGroup(store, groupId);
+      if (!scorable.has(loaded.status)) {
+        throw new Error(`group ${groupId} is ${loaded.status}; only complete groups can be scored`);
+      }
+      for (const skip of loaded.skipped) stderr.write(`skipped ${skip.trajectoryId} (${skip.status})\n`);
+      if (loaded.group.trajectories.length === 0) {
+        throw new Error(`group ${groupId} has no finished trajectory to score`);
+      }
+      const tools = environmentTools(loaded.env, stderr);
+      const outcome = await scoreAndRecordGroup(
+        { ...loaded.group, ...(tools ? { tools } : {}) },
+        { config, client: createJudgeClient(config), sink: storeJudgeScoreSink(store) },
+      );
+      stdout.write(formatScoreReport(groupId, outcome));
+      return outcome.status === 'scored' ? 0 : 1;
+    } finally {
+      await store.close();
+    }
+  },
+});
+
+function optionalInt(
+  values: CommandInput['values'],
+  key: string,
+  min: number,
+  max: number,
+): number | undefined {
+  return values[key] === undefined ? undefined : intFlag(values, key, min, { min, max });
+}
+
+function readRubric(path: string | undefined): string | undefined {
+  if (path === undefined) return undefined;
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new UsageError(`--rubric-file: cannot read ${path}: ${(error as Error).message}`);
+  }
+}
+
+/** The environment's tool specs, so the judge sees what the agent could call; none for unknown envs. */
+function environmentTools(name: string | undefined, stderr: NodeJS.WritableStream): ToolSpec[] | undefined {
+  if (!name) return undefined;
+  try {
+    return getEnvironment(name).tools.map((tool) => tool.spec);
+  } catch {
+    stderr.write(`note: environment "${name}" is not built in; judging without its tool list\n`);
+    return undefined;
+  }
+}

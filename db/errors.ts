@@ -1,0 +1,44 @@
+// The store's typed errors: a stable `code` callers branch on (the edge maps codes to HTTP statuses in
+// its one onError), a message that names what is wrong, and the original error kept as `cause`.
+import type { z } from 'zod';
+
+export const storeErrorCodes = [
+  /** The input failed validation; `issues` names each offending field. */
+  'validation',
+  /** A referenced row (trajectory, group, task, version, …) does not exist. */
+  'not-found',
+  /** The write contradicts what is stored: a different turn at the same index, a duplicate name, a bad state change. */
+  'conflict',
+  /** The trajectory has finished; it takes no more turns. */
+  'trajectory-closed',
+  /** The caller no longer holds the lease on a group (it expired and another trainer claimed it). */
+  'lease-lost',
+  /** runReadOnlyQuery refused the statement before running it (several statements, a write, …). */
+  'query-refused',
+  /** runReadOnlyQuery's statement failed in Postgres (syntax, unknown column, timeout); the message has the SQLSTATE. */
+  'query-failed',
+  /** The database lacks migrations this code needs; run `edgerl db migrate`. */
+  'not-migrated',
+] as const;
+export type StoreErrorCode = (typeof storeErrorCodes)[number];
+
+export class StoreError extends Error {
+  override readonly name = 'StoreError';
+  readonly code: StoreErrorCode;
+  /** For `validation`: the zod issues, each with the path of the offending field. */
+  readonly issues: readonly z.core.$ZodIssue[];
+
+  constructor(
+    code: StoreErrorCode,
+    message: string,
+    options: { cause?: unknown; issues?: readonly z.core.$ZodIssue[] } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.issues = options.issues ?? [];
+  }
+}
+
+export function isStoreError(error: unknown, code?: StoreErrorCode): error is StoreError {
+  return error instanceof StoreError && (code === undefined || error.code === code);
+}

@@ -1,0 +1,45 @@
+// Rollout groups: N episodes of one task under one policy version (or experiment), scored relative to
+// each other (GRPO's group baseline, RULER's group ranking). A trainer holds a group through a lease.
+import { groupStatuses } from '../../protocol/statuses.ts';
+import { sql } from 'drizzle-orm';
+import { check, index, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { checkOneOf, timestamptz } from './columns.ts';
+import { experiments } from './experiments.ts';
+import type { Metadata } from './json.ts';
+import { policyVersions, trainingRuns } from './policies.ts';
+import { tasks } from './tasks.ts';
+
+export const rolloutGroups = pgTable(
+  'rollout_groups',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    taskId: uuid('task_id')
+      .notNull()
+      .references(() => tasks.id),
+    /** How many trajectories the group holds when complete. */
+    size: integer('size').notNull(),
+    policyVersionId: uuid('policy_version_id').references(() => policyVersions.id),
+    experimentId: uuid('experiment_id').references(() => experiments.id),
+    status: text('status', { enum: groupStatuses }).notNull().default('running'),
+    /** Why the group is `unscored` or `failed` (the judge's last error, …). */
+    statusReason: text('status_reason'),
+    /** The trainer holding the group, until `lease_expires_at`; after that anyone may claim it. */
+    leaseOwner: text('lease_owner'),
+    leaseExpiresAt: timestamptz('lease_expires_at'),
+    /** The training run that trained on the group. */
+    trainingRunId: uuid('training_run_id').references(() => trainingRuns.id),
+    metadata: jsonb('metadata').$type<Metadata>().notNull().default({}),
+    createdAt: timestamptz('created_at').notNull().defaultNow(),
+    completedAt: timestamptz('completed_at'),
+    scoredAt: timestamptz('scored_at'),
+    trainedAt: timestamptz('trained_at'),
+  },
+  (table) => [
+    index('rollout_groups_status_created_idx').on(table.status, table.createdAt),
+    index('rollout_groups_task_idx').on(table.taskId),
+    checkOneOf('rollout_groups_status_check', table.status, groupStatuses),
+    check('rollout_groups_size_check', sql`${table.size} > 0`),
+  ],
+);
+
+export type RolloutGroup = typeof rolloutGroups.$inferSelect;

@@ -1,0 +1,51 @@
+// Trajectories: one agent episode each, with its outcome and rewards. Its messages are in turns.ts.
+import { trajectoryStatuses } from '../../protocol/statuses.ts';
+import { doublePrecision, index, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { checkOneOf, timestamptz } from './columns.ts';
+import { experimentArms } from './experiment-arms.ts';
+import type { Metadata } from './json.ts';
+import { policyVersions } from './policies.ts';
+import { rolloutGroups } from './rollout-groups.ts';
+import { tasks } from './tasks.ts';
+
+export const trajectories = pgTable(
+  'trajectories',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    /** Null for episodes outside training groups (live traffic). */
+    groupId: uuid('group_id').references(() => rolloutGroups.id),
+    env: text('env').notNull(),
+    taskId: uuid('task_id').references(() => tasks.id),
+    /** The policy version that served the episode. */
+    policyVersionId: uuid('policy_version_id').references(() => policyVersions.id),
+    experimentArmId: uuid('experiment_arm_id').references(() => experimentArms.id),
+    /** What A/B routing hashed to pick the arm (a user or session id), so one user sees one arm. */
+    stickinessKey: text('stickiness_key'),
+    status: text('status', { enum: trajectoryStatuses }).notNull().default('running'),
+    /** The environment's own check (exact answer, tests passing), when it has one. */
+    verifierReward: doublePrecision('verifier_reward'),
+    /** The LLM judge's score (RULER), from judge_scores. */
+    judgeScore: doublePrecision('judge_score'),
+    /** The reward the trainer used, combining the two. */
+    finalReward: doublePrecision('final_reward'),
+    turnCount: integer('turn_count').notNull().default(0),
+    /** Sum over assistant turns of their prompt tokens (what an inference bill counts). */
+    promptTokenCount: integer('prompt_token_count').notNull().default(0),
+    /** Sum over assistant turns of their sampled completion tokens. */
+    completionTokenCount: integer('completion_token_count').notNull().default(0),
+    /** Sum of the turns' latencies, in milliseconds. */
+    latencyMs: doublePrecision('latency_ms').notNull().default(0),
+    errorReason: text('error_reason'),
+    metadata: jsonb('metadata').$type<Metadata>().notNull().default({}),
+    startedAt: timestamptz('started_at').notNull().defaultNow(),
+    finishedAt: timestamptz('finished_at'),
+  },
+  (table) => [
+    index('trajectories_group_idx').on(table.groupId),
+    index('trajectories_arm_idx').on(table.experimentArmId),
+    index('trajectories_started_idx').on(table.startedAt),
+    checkOneOf('trajectories_status_check', table.status, trajectoryStatuses),
+  ],
+);
+
+export type Trajectory = typeof trajectories.$inferSelect;

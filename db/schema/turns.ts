@@ -1,0 +1,45 @@
+// Turns: the messages of an episode, one row per message, keyed by (trajectory, index) — the key that
+// makes a retried append idempotent. Assistant turns keep the exact sampled token ids and logprobs.
+import type { ToolCall } from '../../protocol/chat.ts';
+import { sql } from 'drizzle-orm';
+import { check, doublePrecision, integer, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
+import { checkOneOf, timestamptz } from './columns.ts';
+import type { Metadata } from './json.ts';
+import { trajectories } from './trajectories.ts';
+
+export const turnRoles = ['system', 'user', 'assistant', 'tool'] as const;
+
+export const turns = pgTable(
+  'turns',
+  {
+    trajectoryId: uuid('trajectory_id')
+      .notNull()
+      .references(() => trajectories.id, { onDelete: 'cascade' }),
+    index: integer('index').notNull(),
+    /** The protocol/turn.ts version the record was written with. */
+    schemaVersion: integer('schema_version').notNull(),
+    role: text('role', { enum: turnRoles }).notNull(),
+    content: text('content'),
+    toolCalls: jsonb('tool_calls').$type<ToolCall[]>(),
+    toolCallId: text('tool_call_id'),
+    /** Tool turns whose tool failed: a short reason (`unknown-tool`, `tool-timeout`, …). */
+    toolError: text('tool_error'),
+    completionTokenIds: integer('completion_token_ids').array(),
+    // double precision, not real: JSON numbers are float64, so the value the inference server sent
+    // round-trips exactly and a retried append compares equal; real would round it to float32.
+    completionLogprobs: doublePrecision('completion_logprobs').array(),
+    promptTokenCount: integer('prompt_token_count'),
+    /** The model or adapter name that answered (`agent@7`). */
+    servedBy: text('served_by'),
+    latencyMs: doublePrecision('latency_ms'),
+    metadata: jsonb('metadata').$type<Metadata>(),
+    createdAt: timestamptz('created_at').notNull().defaultNow(),
+  },
+  (table) => [
+    primaryKey({ name: 'turns_pkey', columns: [table.trajectoryId, table.index] }),
+    checkOneOf('turns_role_check', table.role, turnRoles),
+    check('turns_index_check', sql`${table.index} >= 0`),
+  ],
+);
+
+export type TurnRow = typeof turns.$inferSelect;

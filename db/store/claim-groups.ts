@@ -1,0 +1,68 @@
+// Claiming groups for training under a lease. The candidate rows are locked FOR UPDATE SKIP LOCKED
+// before the lease is written, in one transaction, so two trainers claiming at once skip each other's
+// rows and never share a group; a lease that expired (its trainer crashed) makes the group claimable
+// again. Under READ COMMITTED a row locked after another claimer committed is re-checked against the
+// WHERE clause (Postgres manual §13.2.1), so a fresh lease is never taken over.
+import { and, asc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import { z } from 'zod';
+import { policyVersions } from '../schema/policies.ts';
+import { type RolloutGroup, rolloutGroups } from '../schema/rollout-groups.ts';
+import type { StoreDb } from '../store-db.ts';
+import { id, leaseOwner, leaseSeconds } from './fields.ts';
+import { parseInput } from './parse-input.ts';
+
+export const claimableStatuses = ['complete', 'scored'] as const;
+
+export const claimGroupsSchema = z.object({
+  owner: leaseOwner,
+  limit: z.number().int().min(1).max(1000).default(1),
+  leaseSeconds: leaseSeconds.default(600),
+  /** Which of the claimable statuses to take (default both: score the complete ones, train the scored). */
+  statuses: z
+    .array(z.enum(claimableStatuses))
+    .min(1)
+    .default([...claimableStatuses]),
+  /** Only groups served by versions of this policy. */
+  policyId: id.optional(),
+});
+export type ClaimGroupsInput = z.input<typeof claimGroupsSchema>;
+
+/** Leases up to `limit` groups, oldest first; returns them in that order (empty when none is free). */
+export async function claimGroups(db: StoreDb, input: ClaimGroupsInput): Promise<RolloutGroup[]> {
+  const claim = parseInput(claimGroupsSchema, input, 'claimGroups');
+  return db.transaction(async (tx) => {
+    const candidates = await tx
+      .select({ id: rolloutGroups.id })
+      .from(rolloutGroups)
+      .where(
+        and(
+          inArray(rolloutGroups.status, claim.statuses),
+          or(isNull(rolloutGroups.leaseExpiresAt), lt(rolloutGroups.leaseExpiresAt, sql`now()`)),
+          claim.policyId
+            ? inArray(
+                rolloutGroups.policyVersionId,
+                tx
+                  .select({ id: policyVersions.id })
+                  .from(policyVersions)
+                  .where(eq(policyVersions.policyId, claim.policyId)),
+              )
+            : undefined,
+        ),
+      )
+      .orderBy(asc(rolloutGroups.createdAt), asc(rolloutGroups.id))
+      .limit(claim.limit)
+      .for('update', { of: rolloutGroups, skipLocked: true });
+    if (candidates.length === 0) return [];
+    const ids = candidates.map((candidate) => candidate.id);
+    const claimed = await tx
+      .update(rolloutGroups)
+      .set({
+        leaseOwner: claim.owner,
+        leaseExpiresAt: sql`now() + ${claim.leaseSeconds}::double precision * interval '1 second'`,
+      })
+      .where(inArray(rolloutGroups.id, ids))
+      .returning();
+    // UPDATE … RETURNING has no defined order; give the rows back in the order they were picked.
+    return claimed.sort((a, b) => ids.indexOf(a.id) - ids.indexOf(b.id));
+  });
+}

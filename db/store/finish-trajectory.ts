@@ -1,0 +1,99 @@
+// Finishing a trajectory with its outcome. When it is the last of its group to end, the group becomes
+// `complete` in the same transaction (the group row is locked, so two last finishers cannot both miss
+// it). A retried identical finish is a no-op; a different one is `trajectory-closed`.
+import { trajectoryStatuses } from '../../protocol/statuses.ts';
+import { and, count, eq, ne, sql } from 'drizzle-orm';
+import { z } from 'zod';
+import { StoreError } from '../errors.ts';
+import { metadataSchema } from '../schema/json.ts';
+import { rolloutGroups } from '../schema/rollout-groups.ts';
+import { type Trajectory, trajectories } from '../schema/trajectories.ts';
+import type { StoreDb } from '../store-db.ts';
+import { id } from './fields.ts';
+import { parseInput } from './parse-input.ts';
+
+const endStatuses = trajectoryStatuses.filter((status) => status !== 'running') as [
+  'finished',
+  'truncated',
+  'error',
+];
+
+export const finishTrajectorySchema = z
+  .object({
+    trajectoryId: id,
+    status: z.enum(endStatuses),
+    verifierReward: z.number().optional(),
+    /** Required for `error`; allowed for `truncated` (why it was cut: `max-turns`, …). */
+    errorReason: z.string().min(1).max(2000).optional(),
+    /** Merged into the trajectory's metadata. */
+    metadata: metadataSchema.optional(),
+  })
+  .superRefine((finish, ctx) => {
+    if (finish.status === 'error' && !finish.errorReason) {
+      ctx.addIssue({ code: 'custom', path: ['errorReason'], message: 'required when status is "error"' });
+    }
+    if (finish.status === 'finished' && finish.errorReason) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['errorReason'],
+        message: 'only for status "error" or "truncated"',
+      });
+    }
+  });
+export type FinishTrajectoryInput = z.input<typeof finishTrajectorySchema>;
+
+export interface FinishTrajectoryResult {
+  readonly trajectory: Trajectory;
+  /** True when this call completed the trajectory's group. */
+  readonly groupCompleted: boolean;
+}
+
+export async function finishTrajectory(
+  db: StoreDb,
+  input: FinishTrajectoryInput,
+): Promise<FinishTrajectoryResult> {
+  const finish = parseInput(finishTrajectorySchema, input, 'finishTrajectory');
+  return db.transaction(async (tx) => {
+    const [trajectory] = await tx
+      .update(trajectories)
+      .set({
+        status: finish.status,
+        verifierReward: finish.verifierReward ?? null,
+        errorReason: finish.errorReason ?? null,
+        finishedAt: sql`now()`,
+        metadata: sql`${trajectories.metadata} || ${JSON.stringify(finish.metadata ?? {})}::jsonb`,
+      })
+      .where(and(eq(trajectories.id, finish.trajectoryId), eq(trajectories.status, 'running')))
+      .returning();
+    if (!trajectory) {
+      const [stored] = await tx.select().from(trajectories).where(eq(trajectories.id, finish.trajectoryId));
+      if (!stored) throw new StoreError('not-found', `trajectory ${finish.trajectoryId} does not exist`);
+      const repeated =
+        stored.status === finish.status &&
+        stored.verifierReward === (finish.verifierReward ?? null) &&
+        stored.errorReason === (finish.errorReason ?? null);
+      if (repeated) return { trajectory: stored, groupCompleted: false };
+      throw new StoreError(
+        'trajectory-closed',
+        `trajectory ${finish.trajectoryId} is already ${stored.status}`,
+      );
+    }
+    if (!trajectory.groupId) return { trajectory, groupCompleted: false };
+    const [group] = await tx
+      .select({ size: rolloutGroups.size, status: rolloutGroups.status })
+      .from(rolloutGroups)
+      .where(eq(rolloutGroups.id, trajectory.groupId))
+      .for('update');
+    if (group?.status !== 'running') return { trajectory, groupCompleted: false };
+    const [ended] = await tx
+      .select({ total: count() })
+      .from(trajectories)
+      .where(and(eq(trajectories.groupId, trajectory.groupId), ne(trajectories.status, 'running')));
+    if ((ended?.total ?? 0) < group.size) return { trajectory, groupCompleted: false };
+    await tx
+      .update(rolloutGroups)
+      .set({ status: 'complete', completedAt: sql`now()` })
+      .where(eq(rolloutGroups.id, trajectory.groupId));
+    return { trajectory, groupCompleted: true };
+  });
+}

@@ -1,0 +1,107 @@
+// Recording a judge's scores for a group (RULER scores a whole group in one call): one judge_scores
+// row per trajectory, trajectories.judge_score set to the new score, and the group marked `scored`.
+// A judge that failed after its retries goes through markGroupUnscored instead.
+import { and, eq, inArray, sql } from 'drizzle-orm';
+import { z } from 'zod';
+import { StoreError } from '../errors.ts';
+import { judgeScores } from '../schema/judge-scores.ts';
+import { type RolloutGroup, rolloutGroups } from '../schema/rollout-groups.ts';
+import { trajectories } from '../schema/trajectories.ts';
+import type { StoreDb } from '../store-db.ts';
+import { id, nonNegativeInt4 } from './fields.ts';
+import { assertGroupMove } from './group-transitions.ts';
+import { lockGroup } from './lock-group.ts';
+import { parseInput } from './parse-input.ts';
+
+const scoreSchema = z.object({
+  trajectoryId: id,
+  score: z.number(),
+  explanation: z.string().max(20_000).optional(),
+  promptTokens: nonNegativeInt4.optional(),
+  completionTokens: nonNegativeInt4.optional(),
+  costUsd: z.number().nonnegative().optional(),
+});
+
+export const recordJudgeScoresSchema = z.object({
+  groupId: id,
+  judgeModel: z.string().min(1).max(200),
+  rubricHash: z.string().min(1).max(200),
+  scores: z
+    .array(scoreSchema)
+    .min(1)
+    .superRefine((scores, ctx) => {
+      const seen = new Set<string>();
+      scores.forEach((score, index) => {
+        if (seen.has(score.trajectoryId)) {
+          ctx.addIssue({ code: 'custom', path: [index, 'trajectoryId'], message: 'scored twice' });
+        }
+        seen.add(score.trajectoryId);
+      });
+    }),
+});
+export type RecordJudgeScoresInput = z.input<typeof recordJudgeScoresSchema>;
+
+export async function recordJudgeScores(db: StoreDb, input: RecordJudgeScoresInput): Promise<RolloutGroup> {
+  const judged = parseInput(recordJudgeScoresSchema, input, 'recordJudgeScores');
+  return db.transaction(async (tx) => {
+    const group = await lockGroup(tx, judged.groupId);
+    assertGroupMove(group.id, group.status, 'scored');
+    const ids = judged.scores.map((score) => score.trajectoryId);
+    const members = await tx
+      .select({ id: trajectories.id })
+      .from(trajectories)
+      .where(and(eq(trajectories.groupId, group.id), inArray(trajectories.id, ids)));
+    const memberIds = new Set(members.map((member) => member.id));
+    const outsider = judged.scores.findIndex((score) => !memberIds.has(score.trajectoryId));
+    if (outsider >= 0) {
+      throw new StoreError(
+        'validation',
+        `recordJudgeScores: scores.${outsider}.trajectoryId: trajectory ${ids[outsider]} is not in group ${group.id}`,
+      );
+    }
+    await tx.insert(judgeScores).values(
+      judged.scores.map((score) => ({
+        trajectoryId: score.trajectoryId,
+        judgeModel: judged.judgeModel,
+        rubricHash: judged.rubricHash,
+        score: score.score,
+        explanation: score.explanation ?? null,
+        promptTokens: score.promptTokens ?? null,
+        completionTokens: score.completionTokens ?? null,
+        costUsd: score.costUsd ?? null,
+      })),
+    );
+    for (const score of judged.scores) {
+      await tx
+        .update(trajectories)
+        .set({ judgeScore: score.score })
+        .where(eq(trajectories.id, score.trajectoryId));
+    }
+    const [updated] = await tx
+      .update(rolloutGroups)
+      .set({ status: 'scored', statusReason: null, scoredAt: sql`now()` })
+      .where(eq(rolloutGroups.id, group.id))
+      .returning();
+    if (!updated) throw new Error('update returned no row');
+    return updated;
+  });
+}
+
+const markGroupUnscoredSchema = z.object({ groupId: id, reason: z.string().min(1).max(2000) });
+export type MarkGroupUnscoredInput = z.input<typeof markGroupUnscoredSchema>;
+
+/** The judge failed after its retries: keep the group, never train on made-up scores. */
+export async function markGroupUnscored(db: StoreDb, input: MarkGroupUnscoredInput): Promise<RolloutGroup> {
+  const failure = parseInput(markGroupUnscoredSchema, input, 'markGroupUnscored');
+  return db.transaction(async (tx) => {
+    const group = await lockGroup(tx, failure.groupId);
+    assertGroupMove(group.id, group.status, 'unscored');
+    const [updated] = await tx
+      .update(rolloutGroups)
+      .set({ status: 'unscored', statusReason: failure.reason })
+      .where(eq(rolloutGroups.id, group.id))
+      .returning();
+    if (!updated) throw new Error('update returned no row');
+    return updated;
+  });
+}

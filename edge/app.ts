@@ -1,0 +1,101 @@
+// The edge's Hono app, one for both runtimes: the Worker (edge/worker.ts) and Node (edge/node.ts)
+// build it with their own store provider and episode dispatcher. Every /v1 route needs a bearer API
+// key and gets a store; errors become JSON in the one onError below.
+import { Hono } from 'hono';
+import type { EdgeEnv } from './app-env.ts';
+import type { Environment } from './env/environment.ts';
+import { ApiError } from './http/api-error.ts';
+import { errorResponse } from './http/error-response.ts';
+import { bearerAuth } from './middleware/bearer-auth.ts';
+import { withStore } from './middleware/with-store.ts';
+import type { UpstreamEndpoint } from './proxy/upstream.ts';
+import type { EpisodeDispatcher } from './rollouts/episode-message.ts';
+import { groupRoutes } from './routes/groups.ts';
+import { proxyRoutes } from './routes/proxy.ts';
+import { rolloutRoutes } from './routes/rollouts.ts';
+import { trajectoryRoutes } from './routes/trajectories.ts';
+import type { StoreProvider } from './store-provider.ts';
+
+export interface EdgeLimits {
+  /** Largest POST /v1/rollouts body, in bytes. */
+  readonly rolloutBodyBytes: number;
+  /** Largest proxied chat request, in bytes: whole conversations with tool output travel each call. */
+  readonly proxyBodyBytes: number;
+  /** Largest trajectory start / finish body, in bytes. */
+  readonly trajectoryBodyBytes: number;
+  /** How often an event stream polls the store for new turns, in milliseconds. */
+  readonly ssePollMs: number;
+  /** Longest event stream before the client is asked to reconnect, in milliseconds. */
+  readonly sseMaxMs: number;
+}
+
+export const defaultLimits: EdgeLimits = {
+  rolloutBodyBytes: 64 * 1024,
+  // OpenAI's own request limit is far larger; 8 MiB covers long agent conversations with tool output.
+  proxyBodyBytes: 8 * 1024 * 1024,
+  trajectoryBodyBytes: 256 * 1024,
+  // A quarter second keeps a live view fluid at one cheap indexed query per poll.
+  ssePollMs: 250,
+  // Well under the time proxies and load balancers allow an idle-looking response.
+  sseMaxMs: 10 * 60 * 1000,
+};
+
+export interface EdgeDeps {
+  readonly stores: StoreProvider;
+  readonly environments: Readonly<Record<string, Environment>>;
+  readonly dispatcher: EpisodeDispatcher;
+  /** The inference endpoint the proxy forwards to. */
+  readonly upstream: UpstreamEndpoint;
+  /** Bearer keys accepted on /v1 (at least one). */
+  readonly apiKeys: readonly string[];
+  /** The model requests get when they name no policy or experiment. */
+  readonly defaultModel?: string;
+  readonly limits?: Partial<EdgeLimits>;
+  /** Server errors (5xx) go here with their cause; default console.error. */
+  readonly logError?: (error: unknown, request: Request) => void;
+}
+
+export function createApp(deps: EdgeDeps) {
+  const limits: EdgeLimits = { ...defaultLimits, ...deps.limits };
+  const logError = deps.logError ?? ((error: unknown) => console.error('edgerl edge:', error));
+  const v1 = new Hono<EdgeEnv>()
+    .use(bearerAuth({ keys: deps.apiKeys }))
+    .use(withStore(deps.stores))
+    .route(
+      '/rollouts',
+      rolloutRoutes({
+        environments: deps.environments,
+        dispatcher: deps.dispatcher,
+        defaultModel: deps.defaultModel,
+        maxBodyBytes: limits.rolloutBodyBytes,
+      }),
+    )
+    .route('/groups', groupRoutes())
+    .route(
+      '/trajectories',
+      trajectoryRoutes({
+        stores: deps.stores,
+        defaultModel: deps.defaultModel,
+        maxBodyBytes: limits.trajectoryBodyBytes,
+        pollMs: limits.ssePollMs,
+        maxStreamMs: limits.sseMaxMs,
+      }),
+    )
+    .route('/', proxyRoutes({ upstream: deps.upstream, maxBodyBytes: limits.proxyBodyBytes }));
+
+  const app = new Hono<EdgeEnv>()
+    .get('/health', (c) => c.json({ ok: true, service: 'edgerl-edge' }))
+    .route('/v1', v1);
+  app.notFound((c) => {
+    const error = new ApiError('not-found', `no route for ${c.req.method} ${new URL(c.req.url).pathname}`);
+    return c.json(errorResponse(error).body, 404);
+  });
+  app.onError((error, c) => {
+    const response = errorResponse(error);
+    if (response.log) logError(error, c.req.raw);
+    return c.json(response.body, response.status as 400);
+  });
+  return app;
+}
+
+export type EdgeApp = ReturnType<typeof createApp>;

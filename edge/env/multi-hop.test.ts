@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import type { AssistantMessage } from '../../protocol/chat.ts';
+import { InMemoryTrajectorySink } from '../episode/in-memory-trajectory-sink.ts';
+import { runEpisode } from '../episode/run-episode.ts';
+import { ScriptedPolicyClient } from '../policy/scripted-policy-client.ts';
+import { hashString } from './hash-string.ts';
+import { lookupResult, type MultiHopTask, multiHop, parseMultiHopAnswer, solve } from './multi-hop.ts';
+
+/** Follows the table from the start key, independently of the tool and the solver. */
+function walk(task: MultiHopTask): { hops: number; value: string } {
+  let key = task.start;
+  for (let hops = 1; hops <= 10; hops++) {
+    const next = task.table[key];
+    if (next === undefined) throw new Error(`chain breaks at ${key}`);
+    if (/^[0-9]$/.test(next)) return { hops, value: next };
+    key = next;
+  }
+  throw new Error('cycle');
+}
+
+describe('multi-hop tasks', () => {
+  it('draws the same task from the same seed, valid and reachable in exactly its hop count', () => {
+    expect(multiHop.sampleTask('train', 5)).toEqual(multiHop.sampleTask('train', 5));
+    const tasks = [...multiHop.tasks('train', 100, 1), ...multiHop.tasks('eval', 100, 1)];
+    expect(new Set(tasks.map((task) => task.id)).size).toBeGreaterThan(190);
+    for (const task of tasks) {
+      expect(multiHop.taskSchema.safeParse(task).success).toBe(true);
+      expect(walk(task)).toEqual({ hops: task.hops, value: task.answer });
+      expect(task.prompt).toBe(`Find the value of key ${task.start}.`);
+    }
+    const hopCounts = new Set(tasks.map((task) => task.hops));
+    expect([...hopCounts].sort()).toEqual([2, 3]);
+  });
+
+  it('keeps train and eval disjoint, each task in the split its id hashes to', () => {
+    const train = multiHop.tasks('train', 400, 11);
+    const evalTasks = multiHop.tasks('eval', 400, 11);
+    const trainIds = new Set(train.map((task) => task.id));
+    expect(evalTasks.some((task) => trainIds.has(task.id))).toBe(false);
+    // Eval is FNV-1a(id) mod 1000 below 200 (one task in five), recomputed here from the hash alone.
+    for (const task of [...train, ...evalTasks]) {
+      expect(hashString(task.id) % 1000 < 200 ? 'eval' : 'train').toBe(task.split);
+    }
+  });
+
+  it('accepts the bare value and common wrappings, nothing else', () => {
+    for (const text of ['7', ' 7\n', 'ANSWER: 7', 'answer 7', 'value 7', '7.'])
+      expect(parseMultiHopAnswer(text)).toBe('7');
+    for (const text of ['77', 'the answer is 7', '', 'seven'])
+      expect(parseMultiHopAnswer(text)).toBeUndefined();
+  });
+
+  it('answers unknown keys with nothing and known ones as next/value', () => {
+    const table = { ab: 'cd', cd: '4' };
+    expect(lookupResult(table, 'ab')).toBe('next cd');
+    expect(lookupResult(table, 'cd')).toBe('value 4');
+    expect(lookupResult(table, 'zz')).toBeUndefined();
+    expect(lookupResult(table, 'toString')).toBeUndefined();
+  });
+});
+
+describe('solve', () => {
+  it('produces demonstrations that, replayed through the real loop and tool, reproduce themselves and score 1', async () => {
+    for (const task of multiHop.tasks('train', 10, 3)) {
+      const demo = solve(task);
+      const replies = demo.filter((message): message is AssistantMessage => message.role === 'assistant');
+      expect(replies).toHaveLength(task.hops + 1);
+      const policy = new ScriptedPolicyClient(
+        replies.map((message) => ({
+          message,
+          finishReason: message.tool_calls ? 'tool_calls' : 'stop',
+          servedBy: 'solver',
+          latencyMs: 0,
+        })),
+      );
+      const sink = new InMemoryTrajectorySink();
+      const result = await runEpisode({ environment: multiHop, task, policy, sink, model: 'solver' });
+      policy.assertDone();
+      expect(result).toMatchObject({ status: 'finished', reward: 1 });
+      expect(result.messages).toEqual(demo);
+    }
+  });
+});

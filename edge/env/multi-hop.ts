@@ -1,0 +1,146 @@
+// Multi-hop lookup: each task hides a small table; the answer is reached only by following keys
+// through 2–3 dependent `lookup` calls. Sized for a tiny byte-level model (short prompt, one tool,
+// results of a few characters), after the probe in the project's learning-probe notes.
+import { z } from 'zod';
+import type { AssistantMessage, ChatMessage } from '../../protocol/chat.ts';
+import { type TaskSplit, taskSplits } from '../../protocol/statuses.ts';
+import { defineEnvironment, type VerifierResult } from './environment.ts';
+import { randomInt, seededRandom, shuffled } from './seeded-random.ts';
+import { splitOf } from './split-of.ts';
+import { defineTool, type ToolContext } from './tool.ts';
+
+const keyPattern = /^[a-z]{2}$/;
+const valuePattern = /^[0-9]$/;
+const letters = 'abcdefghijklmnopqrstuvwxyz';
+/** One task in five is held out for evaluation. */
+const evalFraction = 0.2;
+/** Table entries besides the chain; they only matter when the model looks up a key it was not given. */
+const distractorCount = 3;
+
+export const multiHopTaskSchema = z.object({
+  id: z.string().min(1),
+  split: z.enum(taskSplits),
+  prompt: z.string().min(1),
+  /** The key named in the prompt. */
+  start: z.string().regex(keyPattern),
+  /** Key → the next key, or a one-digit value at the end of the chain. */
+  table: z.record(
+    z.string().regex(keyPattern),
+    z.union([z.string().regex(keyPattern), z.string().regex(valuePattern)]),
+  ),
+  answer: z.string().regex(valuePattern),
+  hops: z.number().int().min(2).max(3),
+});
+export type MultiHopTask = z.infer<typeof multiHopTaskSchema>;
+
+/** The tool's observation for a key: `next <key>` or `value <digit>`, or undefined for an unknown key. */
+export function lookupResult(table: Readonly<Record<string, string>>, key: string): string | undefined {
+  const entry = Object.hasOwn(table, key) ? table[key] : undefined;
+  if (entry === undefined) return undefined;
+  return valuePattern.test(entry) ? `value ${entry}` : `next ${entry}`;
+}
+
+const lookup = defineTool({
+  name: 'lookup',
+  description: 'Look up a key.',
+  parameters: z.object({ key: z.string() }),
+  timeoutMs: 1_000,
+  run({ key }, { task }: ToolContext<MultiHopTask>) {
+    const result = lookupResult(task.table, key);
+    if (result === undefined) throw new Error(`no key "${key}"`);
+    return result;
+  },
+});
+
+/** The task drawn from one seed, before we know its split. */
+function draw(seed: number): Omit<MultiHopTask, 'split'> {
+  const random = seededRandom(seed);
+  const hops = 2 + randomInt(random, 2);
+  const keys = new Set<string>();
+  while (keys.size < hops + distractorCount) {
+    keys.add(`${letters[randomInt(random, 26)]}${letters[randomInt(random, 26)]}`);
+  }
+  const [start, ...rest] = [...keys] as [string, ...string[]];
+  const chain = [start, ...rest.slice(0, hops - 1)];
+  const distractors = rest.slice(hops - 1);
+  const answer = String(randomInt(random, 10));
+  const entries: [string, string][] = chain.map((key, i) => [key, chain[i + 1] ?? answer]);
+  for (const key of distractors) entries.push([key, String(randomInt(random, 10))]);
+  return {
+    id: `mh:${chain.join('>')}=${answer}`,
+    prompt: `Find the value of key ${start}.`,
+    start,
+    table: Object.fromEntries(shuffled(entries, random)),
+    answer,
+    hops,
+  };
+}
+
+/** Draws from successive seeds until the task falls in the asked split (1.25 draws on average for train, 5 for eval). */
+export function sampleMultiHopTask(split: TaskSplit, seed: number): MultiHopTask {
+  for (let attempt = 0; ; attempt++) {
+    const task = draw((seed + Math.imul(attempt, 0x9e3779b9)) >>> 0);
+    if (splitOf(task.id, evalFraction) === split) return { ...task, split };
+  }
+}
+
+/** Accepts the bare value, and `answer: 7` / `value 7` with an optional full stop. */
+export function parseMultiHopAnswer(text: string): string | undefined {
+  return /^(?:answer:?\s*|value\s+)?([0-9])\.?$/i.exec(text.trim())?.[1];
+}
+
+function verify({ task, finalAnswer }: { task: MultiHopTask; finalAnswer: string | null }): VerifierResult {
+  if (finalAnswer === null) return { reward: 0, detail: 'no final answer' };
+  const given = parseMultiHopAnswer(finalAnswer);
+  if (given === undefined) return { reward: 0, detail: 'the final answer is not a single digit' };
+  return given === task.answer
+    ? { reward: 1, detail: 'correct' }
+    : { reward: 0, detail: `answered ${given}, expected ${task.answer}` };
+}
+
+export const multiHopSystemPrompt =
+  'Follow keys with lookup. "next K" means look up K; "value V" means reply with just V.';
+
+export const multiHop = defineEnvironment<MultiHopTask>({
+  name: 'multi-hop',
+  description: 'Follow 2–3 dependent lookups from a start key to a one-digit value.',
+  systemPrompt: multiHopSystemPrompt,
+  tools: [lookup],
+  // Three lookups and the answer, plus one turn of slack (the probe used five).
+  maxTurns: 5,
+  taskSchema: multiHopTaskSchema,
+  sampleTask: sampleMultiHopTask,
+  verify,
+});
+
+/**
+ * The ideal episode for a task, every message from the system prompt to the answer: the
+ * demonstrations for supervised warm-up before GRPO. Tool results are the tool's own output.
+ */
+export function solve(task: MultiHopTask): ChatMessage[] {
+  const messages: ChatMessage[] = [
+    { role: 'system', content: multiHopSystemPrompt },
+    { role: 'user', content: task.prompt },
+  ];
+  let key = task.start;
+  for (let hop = 1; hop <= task.hops; hop++) {
+    const result = lookupResult(task.table, key);
+    if (result === undefined) throw new Error(`task ${task.id}: the chain breaks at key "${key}"`);
+    const id = `call_${hop}`;
+    const call: AssistantMessage = {
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        { id, type: 'function', function: { name: 'lookup', arguments: JSON.stringify({ key }) } },
+      ],
+    };
+    messages.push(call, { role: 'tool', tool_call_id: id, content: result });
+    const [kind, next] = result.split(' ') as [string, string];
+    if (kind === 'value') {
+      messages.push({ role: 'assistant', content: next });
+      return messages;
+    }
+    key = next;
+  }
+  throw new Error(`task ${task.id}: no value within ${task.hops} hops`);
+}

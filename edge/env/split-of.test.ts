@@ -1,0 +1,17 @@
+import { describe, expect, it } from 'vitest';
+import { splitOf } from './split-of.ts';
+
+describe('splitOf', () => {
+  it('sends about the asked share of ids to eval, always the same way', () => {
+    const ids = Array.from({ length: 10_000 }, (_, i) => `task-${i}`);
+    const share = ids.filter((id) => splitOf(id, 0.2) === 'eval').length / ids.length;
+    // Binomial: σ = √(0.2 · 0.8 / 10000) = 0.004; allow 5σ.
+    expect(Math.abs(share - 0.2)).toBeLessThan(0.02);
+    expect(ids.map((id) => splitOf(id, 0.2))).toEqual(ids.map((id) => splitOf(id, 0.2)));
+  });
+
+  it('rejects a fraction outside (0, 1)', () => {
+    expect(() => splitOf('x', 0)).toThrow(/evalFraction must be strictly between 0 and 1, got 0/);
+    expect(() => splitOf('x', 1.5)).toThrow(RangeError);
+  });
+});

@@ -1,0 +1,54 @@
+// The stored record of an assistant turn: the message as the policy produced it plus the token
+// data the trainer needs. A turn is token-exact only when the endpoint returned the sampled ids.
+import type { AssistantMessage, ToolCall } from '../../protocol/chat.ts';
+import type { TurnInput } from '../../protocol/turn.ts';
+import type { PolicyResponse } from '../policy/policy-client.ts';
+
+export interface AssistantTurnContext {
+  readonly trajectoryId: string;
+  readonly index: number;
+  readonly temperature: number;
+  readonly maxTokens: number;
+  /** Policy attempts this turn took (1 when the first call succeeded). */
+  readonly attempts: number;
+}
+
+/** Keeps the model's tool-call ids; invents `call_<index>_<n>` only where the endpoint gave none. */
+export function withToolCallIds(message: AssistantMessage, index: number): AssistantMessage {
+  if (!message.tool_calls || message.tool_calls.length === 0)
+    return { role: 'assistant', content: message.content };
+  const tool_calls: ToolCall[] = message.tool_calls.map((call, n) =>
+    call.id ? call : { ...call, id: `call_${index}_${n + 1}` },
+  );
+  return { role: 'assistant', content: message.content, tool_calls };
+}
+
+export function assistantTurn(
+  response: PolicyResponse,
+  message: AssistantMessage,
+  context: AssistantTurnContext,
+): TurnInput {
+  const tokenExact = response.completionTokenIds !== undefined;
+  return {
+    trajectoryId: context.trajectoryId,
+    index: context.index,
+    role: 'assistant',
+    content: message.content,
+    ...(message.tool_calls ? { toolCalls: message.tool_calls } : {}),
+    ...(response.completionTokenIds ? { completionTokenIds: response.completionTokenIds } : {}),
+    ...(response.completionLogprobs ? { completionLogprobs: response.completionLogprobs } : {}),
+    ...(response.promptTokenCount !== undefined ? { promptTokenCount: response.promptTokenCount } : {}),
+    servedBy: response.servedBy,
+    latencyMs: response.latencyMs,
+    metadata: {
+      finishReason: response.finishReason,
+      tokenExact,
+      temperature: context.temperature,
+      maxTokens: context.maxTokens,
+      attempts: context.attempts,
+      // The turn record has no column for these yet; kept here until it does.
+      ...(response.promptTokenIds ? { promptTokenIds: response.promptTokenIds } : {}),
+      ...(response.untokenizedLogprobs ? { untokenizedLogprobs: response.untokenizedLogprobs } : {}),
+    },
+  };
+}

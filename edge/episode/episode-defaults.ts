@@ -1,0 +1,51 @@
+// The episode loop's settings: defaults written once with their reasons, and the check that runs
+// before an episode starts.
+import { EpisodeSetupError } from './episode-setup-error.ts';
+import { checkRetryPolicy, defaultRetryPolicy, type RetryPolicy } from './retry-policy.ts';
+
+export interface EpisodeSettings {
+  /**
+   * Sampling temperature. 1: GRPO learns from the policy's own samples (DeepSeekMath, Shao et al.
+   * 2024, §4.1), and the stored logprobs are only the policy's when nothing reshapes the distribution.
+   */
+  readonly temperature: number;
+  /** Completion tokens per turn. 512 covers a tool call or an SQL query with room to spare. */
+  readonly maxTokens: number;
+  /** Optional sampling seed; turn n of the episode is sent `seed + n` so turns do not repeat one draw. */
+  readonly seed?: number;
+  /** One policy call, in milliseconds, before it counts as a (retryable) timeout. */
+  readonly policyTimeoutMs: number;
+  readonly retry: RetryPolicy;
+}
+
+export const episodeDefaults: EpisodeSettings = {
+  temperature: 1,
+  maxTokens: 512,
+  policyTimeoutMs: 60_000,
+  retry: defaultRetryPolicy,
+};
+
+/** Defaults under the given overrides; throws EpisodeSetupError naming the first bad field. */
+export function resolveEpisodeSettings(overrides: Partial<EpisodeSettings> = {}): EpisodeSettings {
+  const settings: EpisodeSettings = {
+    ...episodeDefaults,
+    ...overrides,
+    retry: { ...episodeDefaults.retry, ...overrides.retry },
+  };
+  const problem = settingsProblem(settings);
+  if (problem) throw new EpisodeSetupError('invalid-options', problem);
+  return settings;
+}
+
+function settingsProblem(settings: EpisodeSettings): string | undefined {
+  if (!(settings.temperature >= 0)) return `temperature must be >= 0, got ${settings.temperature}`;
+  if (!Number.isInteger(settings.maxTokens) || settings.maxTokens < 1) {
+    return `maxTokens must be a positive integer, got ${settings.maxTokens}`;
+  }
+  if (settings.seed !== undefined && !Number.isInteger(settings.seed)) {
+    return `seed must be an integer, got ${settings.seed}`;
+  }
+  if (!(settings.policyTimeoutMs > 0))
+    return `policyTimeoutMs must be positive, got ${settings.policyTimeoutMs}`;
+  return checkRetryPolicy(settings.retry);
+}

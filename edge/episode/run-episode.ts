@@ -1,0 +1,345 @@
+// The episode loop: ask the policy, run the tools it calls, feed the results back, until an answer
+// or the turn limit; write every turn as soon as it exists; finish with the verifier's reward.
+// A small state machine over TurnOutcome. No HTTP framework or database here: the policy client and
+// the trajectory sink are injected, so it runs alike in workerd, in Node and in tests.
+import type { ChatMessage, ToolCall } from '../../protocol/chat.ts';
+import type { TurnInput } from '../../protocol/turn.ts';
+import { type Capabilities, missingCapabilities } from '../env/capabilities.ts';
+import type { Environment, EnvironmentTask } from '../env/environment.ts';
+import type { PolicyClient } from '../policy/policy-client.ts';
+import { askPolicy } from './ask-policy.ts';
+import { assistantTurn, withToolCallIds } from './assistant-turn.ts';
+import { type EpisodeSettings, resolveEpisodeSettings } from './episode-defaults.ts';
+import { errorMessage } from './error-message.ts';
+import type { EpisodeEvent } from './episode-events.ts';
+import { type ResumeFrom, resumePoint } from './resume-point.ts';
+import { EpisodeSetupError } from './episode-setup-error.ts';
+import { executeToolCall } from './execute-tool-call.ts';
+import { scoreEpisode } from './score-episode.ts';
+import { defaultStopRules, firstStop, type StopRule } from './stop-rules.ts';
+import type { EndStatus, TrajectoryEnd, TrajectorySink } from './trajectory-sink.ts';
+import type { EndOutcome, TurnOutcome } from './turn-outcome.ts';
+import { type RetryDeps, realSleep, withRetries } from './with-retries.ts';
+
+export interface EpisodeDeps extends RetryDeps {
+  /** Milliseconds, for tool latencies. */
+  now(): number;
+}
+
+export interface RunEpisodeOptions<TTask extends EnvironmentTask> {
+  readonly environment: Environment<TTask>;
+  readonly task: TTask;
+  readonly policy: PolicyClient;
+  readonly sink: TrajectorySink;
+  /** The model or adapter name to ask the policy endpoint for. */
+  readonly model: string;
+  readonly settings?: Partial<EpisodeSettings>;
+  readonly capabilities?: Capabilities;
+  readonly stopRules?: readonly StopRule[];
+  /**
+   * The trajectory's stored messages, when a re-delivered episode continues where an earlier run
+   * stopped: the loop answers the last turn's unanswered tool calls and goes on from there.
+   */
+  readonly resume?: ResumeFrom;
+  /** Cancels the episode: it ends with status `error`, reason `cancelled`. */
+  readonly signal?: AbortSignal;
+  readonly onEvent?: (event: EpisodeEvent) => void;
+  /** Timers and randomness; tests replace them so nothing sleeps for real. */
+  readonly deps?: Partial<EpisodeDeps>;
+}
+
+export interface EpisodeResult {
+  readonly trajectoryId: string;
+  readonly status: EndStatus;
+  readonly reward?: number;
+  readonly detail?: string;
+  readonly errorReason?: string;
+  /** Turns written to the sink. */
+  readonly turns: number;
+  readonly messages: readonly ChatMessage[];
+}
+
+interface Episode<TTask extends EnvironmentTask> {
+  readonly options: RunEpisodeOptions<TTask>;
+  readonly settings: EpisodeSettings;
+  readonly deps: EpisodeDeps;
+  readonly capabilities: Capabilities;
+  readonly stopRules: readonly StopRule[];
+  readonly messages: ChatMessage[];
+  assistantTurns: number;
+}
+
+const realDeps: EpisodeDeps = { sleep: realSleep, random: Math.random, now: () => performance.now() };
+
+/** Throws EpisodeSetupError when the episode cannot start; otherwise never throws. */
+export async function runEpisode<TTask extends EnvironmentTask>(
+  options: RunEpisodeOptions<TTask>,
+): Promise<EpisodeResult> {
+  const episode = prepare(options);
+  const { environment, task, sink } = options;
+  emit(episode, {
+    type: 'episode-start',
+    trajectoryId: sink.trajectoryId,
+    environment: environment.name,
+    taskId: task.id,
+  });
+  const outcome = await play(episode);
+  return end(episode, outcome);
+}
+
+function prepare<TTask extends EnvironmentTask>(options: RunEpisodeOptions<TTask>): Episode<TTask> {
+  const { environment, task } = options;
+  const parsedTask = environment.taskSchema.safeParse(task);
+  if (!parsedTask.success) {
+    const issue = parsedTask.error.issues[0];
+    throw new EpisodeSetupError(
+      'invalid-task',
+      `task does not fit environment ${environment.name}: ${issue?.path.join('.') || '(root)'}: ${issue?.message}`,
+    );
+  }
+  const capabilities = options.capabilities ?? {};
+  const missing = missingCapabilities(environment.requires, capabilities);
+  if (missing.length > 0) {
+    throw new EpisodeSetupError(
+      'missing-capability',
+      `environment ${environment.name} needs capabilities.${missing.join(', capabilities.')}`,
+    );
+  }
+  const settings = resolveEpisodeSettings(options.settings);
+  if (!options.model) throw new EpisodeSetupError('invalid-options', 'model must be a non-empty name');
+  return {
+    options,
+    settings,
+    deps: { ...realDeps, ...options.deps },
+    capabilities,
+    stopRules: options.stopRules ?? defaultStopRules,
+    messages: [],
+    assistantTurns: 0,
+  };
+}
+
+/** Runs turns until one ends the episode. */
+async function play<TTask extends EnvironmentTask>(episode: Episode<TTask>): Promise<EndOutcome> {
+  const { environment, task, resume } = episode.options;
+  const opening: ChatMessage[] = [
+    ...(environment.systemPrompt ? [{ role: 'system' as const, content: environment.systemPrompt }] : []),
+    { role: 'user', content: task.prompt },
+  ];
+  if (resume && resume.messages.length > opening.length) {
+    const resumed = await resumeAfter(episode, opening, resume);
+    if (resumed.kind !== 'continue') return resumed;
+  } else {
+    // Fresh, or resumed inside the opening: rewriting a stored opening turn is an idempotent no-op.
+    for (const message of opening) {
+      const written = await record(episode, message, {});
+      if (written) return written;
+    }
+  }
+  for (;;) {
+    const outcome = await takeTurn(episode);
+    if (outcome.kind !== 'continue') return outcome;
+  }
+}
+
+/** One assistant turn and the tool turns answering it. */
+async function takeTurn<TTask extends EnvironmentTask>(episode: Episode<TTask>): Promise<TurnOutcome> {
+  const { options, settings } = episode;
+  if (options.signal?.aborted) return { kind: 'error', reason: 'cancelled' };
+  const asked = await askPolicy({
+    policy: options.policy,
+    messages: episode.messages,
+    tools: options.environment.tools.map((tool) => tool.spec),
+    model: options.model,
+    settings,
+    turn: episode.assistantTurns,
+    deps: episode.deps,
+    signal: options.signal,
+    onRetry: (retry, delayMs, error) =>
+      emit(episode, {
+        type: 'policy-retry',
+        trajectoryId: options.sink.trajectoryId,
+        retry,
+        delayMs,
+        message: errorMessage(error),
+      }),
+  });
+  if (!asked.ok) return { kind: 'error', reason: asked.reason };
+  episode.assistantTurns += 1;
+  const index = episode.messages.length;
+  const message = withToolCallIds(asked.response.message, index);
+  const turn = assistantTurn(asked.response, message, {
+    trajectoryId: options.sink.trajectoryId,
+    index,
+    temperature: settings.temperature,
+    maxTokens: settings.maxTokens,
+    attempts: asked.attempts,
+  });
+  const failed = await record(episode, message, turn);
+  if (failed) return failed;
+  const toolFailed = await runToolCalls(episode, message.tool_calls ?? []);
+  if (toolFailed) return toolFailed;
+  return firstStop(episode.stopRules, {
+    assistantTurns: episode.assistantTurns,
+    maxTurns: options.environment.maxTurns,
+    response: asked.response,
+  });
+}
+
+/**
+ * Takes the stored messages as the episode so far, answers the last assistant turn's unanswered tool
+ * calls, and applies the stop rules to that turn as if it had just ended.
+ */
+async function resumeAfter<TTask extends EnvironmentTask>(
+  episode: Episode<TTask>,
+  opening: readonly ChatMessage[],
+  resume: ResumeFrom,
+): Promise<TurnOutcome> {
+  const stored = resume.messages;
+  const mismatch = opening.findIndex(
+    (message, index) => stored[index]?.role !== message.role || stored[index]?.content !== message.content,
+  );
+  if (mismatch >= 0) {
+    return { kind: 'error', reason: `resume: stored turn ${mismatch} is not this task's opening message` };
+  }
+  episode.messages.push(...stored);
+  const point = resumePoint(stored);
+  episode.assistantTurns = point.assistantTurns;
+  if (!point.lastAssistant) return { kind: 'continue' };
+  const toolFailed = await runToolCalls(episode, point.pendingCalls);
+  if (toolFailed) return toolFailed;
+  return firstStop(episode.stopRules, {
+    assistantTurns: episode.assistantTurns,
+    maxTurns: episode.options.environment.maxTurns,
+    response: {
+      message: point.lastAssistant,
+      finishReason: resume.lastFinishReason ?? 'unknown',
+      servedBy: episode.options.model,
+      latencyMs: 0,
+    },
+  });
+}
+
+/** Runs the calls in order, writing each tool turn as soon as its tool is done. */
+async function runToolCalls<TTask extends EnvironmentTask>(
+  episode: Episode<TTask>,
+  calls: readonly ToolCall[],
+): Promise<EndOutcome | undefined> {
+  const { options, deps } = episode;
+  for (const call of calls) {
+    const started = deps.now();
+    const execution = await executeToolCall(call, {
+      tools: options.environment.tools,
+      task: options.task,
+      capabilities: episode.capabilities,
+      defaultTimeoutMs: options.environment.toolTimeoutMs,
+      signal: options.signal,
+    });
+    if (options.signal?.aborted) return { kind: 'error', reason: 'cancelled' };
+    const index = episode.messages.length;
+    if (execution.error) {
+      emit(episode, {
+        type: 'tool-error',
+        trajectoryId: options.sink.trajectoryId,
+        index,
+        toolName: call.function.name,
+        code: execution.error.code,
+        message: execution.error.message,
+      });
+    }
+    const failed = await record(
+      episode,
+      { role: 'tool', content: execution.content, tool_call_id: call.id },
+      {
+        toolCallId: call.id,
+        ...(execution.error ? { toolError: execution.error.code } : {}),
+        latencyMs: Math.max(0, deps.now() - started),
+        metadata: { toolName: call.function.name },
+      },
+    );
+    if (failed) return failed;
+  }
+  return undefined;
+}
+
+/**
+ * Appends a message and writes its turn (retried: appends are idempotent by index). Returns an
+ * error outcome when the store cannot take it.
+ */
+async function record<TTask extends EnvironmentTask>(
+  episode: Episode<TTask>,
+  message: ChatMessage,
+  extra: Partial<TurnInput>,
+): Promise<EndOutcome | undefined> {
+  const { sink } = episode.options;
+  const turn: TurnInput = {
+    trajectoryId: sink.trajectoryId,
+    index: episode.messages.length,
+    role: message.role,
+    content: message.content,
+    ...extra,
+  };
+  const written = await withRetries(() => sink.appendTurn(turn), {
+    policy: episode.settings.retry,
+    deps: episode.deps,
+    isRetryable: () => true,
+  });
+  if (!written.ok)
+    return { kind: 'error', reason: `store: turn ${turn.index} not written: ${errorMessage(written.error)}` };
+  episode.messages.push(message);
+  emit(episode, { type: 'turn-end', trajectoryId: sink.trajectoryId, turn });
+  return undefined;
+}
+
+async function end<TTask extends EnvironmentTask>(
+  episode: Episode<TTask>,
+  outcome: EndOutcome,
+): Promise<EpisodeResult> {
+  const { options } = episode;
+  let closing: TrajectoryEnd = await scoreEpisode({
+    environment: options.environment,
+    task: options.task,
+    messages: episode.messages,
+    outcome,
+    capabilities: episode.capabilities,
+    signal: options.signal ?? new AbortController().signal,
+  });
+  const finished = await withRetries(() => options.sink.finish(closing), {
+    policy: episode.settings.retry,
+    deps: episode.deps,
+    isRetryable: () => true,
+  });
+  if (!finished.ok) {
+    // The stored trajectory stays `running`; the store's own sweep has to close it.
+    closing = {
+      status: 'error',
+      errorReason: `store: trajectory not finished: ${errorMessage(finished.error)}`,
+    };
+  }
+  const result: EpisodeResult = {
+    trajectoryId: options.sink.trajectoryId,
+    status: closing.status,
+    ...(closing.verifierReward !== undefined ? { reward: closing.verifierReward } : {}),
+    ...(closing.detail !== undefined ? { detail: closing.detail } : {}),
+    ...(closing.errorReason !== undefined ? { errorReason: closing.errorReason } : {}),
+    turns: episode.messages.length,
+    messages: episode.messages,
+  };
+  emit(episode, {
+    type: 'episode-end',
+    trajectoryId: result.trajectoryId,
+    status: result.status,
+    reward: result.reward,
+    detail: result.detail,
+    errorReason: result.errorReason,
+    turns: result.turns,
+  });
+  return result;
+}
+
+function emit<TTask extends EnvironmentTask>(episode: Episode<TTask>, event: EpisodeEvent): void {
+  try {
+    episode.options.onEvent?.(event);
+  } catch {
+    // An observer's failure is not the episode's: ignored on purpose.
+  }
+}

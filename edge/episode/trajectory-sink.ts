@@ -1,0 +1,22 @@
+// Where the episode loop writes: one trajectory, turn by turn. The store implements it in phase 2;
+// tests use InMemoryTrajectorySink. Appends are idempotent by (trajectoryId, index), so the loop
+// may retry one safely.
+import type { TurnInput } from '../../protocol/turn.ts';
+
+export type EndStatus = 'finished' | 'truncated' | 'error';
+
+export interface TrajectoryEnd {
+  readonly status: EndStatus;
+  /** The environment verifier's reward in [0, 1], when it has a verifier and the episode did not fail. */
+  readonly verifierReward?: number;
+  /** Status `error` only: what failed. */
+  readonly errorReason?: string;
+  /** One line for people: the verifier's explanation or why the episode was truncated. */
+  readonly detail?: string;
+}
+
+export interface TrajectorySink {
+  readonly trajectoryId: string;
+  appendTurn(turn: TurnInput): Promise<void>;
+  finish(end: TrajectoryEnd): Promise<void>;
+}

@@ -1,0 +1,43 @@
+import { HTTPException } from 'hono/http-exception';
+import { describe, expect, it } from 'vitest';
+import { StoreError, storeErrorCodes } from '../../db/errors.ts';
+import { ApiError } from './api-error.ts';
+import { errorResponse } from './error-response.ts';
+
+describe('errorResponse', () => {
+  it("keeps an ApiError's status, code and field", () => {
+    expect(
+      errorResponse(new ApiError('invalid-request', 'groupSize: too big', { field: 'groupSize' })),
+    ).toEqual({
+      status: 400,
+      body: { error: { code: 'invalid-request', message: 'groupSize: too big', field: 'groupSize' } },
+      log: false,
+    });
+  });
+
+  it('maps every store error code to a status', () => {
+    const statuses = Object.fromEntries(
+      storeErrorCodes.map((code) => [code, errorResponse(new StoreError(code, 'x')).status]),
+    );
+    expect(statuses).toEqual({
+      validation: 400,
+      'not-found': 404,
+      conflict: 409,
+      'trajectory-closed': 409,
+      'lease-lost': 409,
+      'query-refused': 400,
+      'query-failed': 400,
+      'not-migrated': 503,
+    });
+  });
+
+  it("keeps an HTTPException's status and hides anything else behind a 500", () => {
+    expect(errorResponse(new HTTPException(413, { message: 'big' })).status).toBe(413);
+    const hidden = errorResponse(new Error('password authentication failed for user "postgres" at 10.0.0.1'));
+    expect(hidden).toEqual({
+      status: 500,
+      body: { error: { code: 'internal', message: 'internal error' } },
+      log: true,
+    });
+  });
+});

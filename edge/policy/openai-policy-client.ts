@@ -1,0 +1,136 @@
+// A PolicyClient for any OpenAI-compatible chat completions endpoint: vLLM, edgerl's own
+// `serve-model`, or OpenAI itself. fetch only (no Node imports), so it runs in workerd too.
+// Non-streaming: the loop needs whole turns; token streaming to clients is not its job.
+import type { PolicyClient, PolicyRequest, PolicyResponse } from './policy-client.ts';
+import { PolicyError } from './policy-error.ts';
+import { parseChatCompletion } from './parse-chat-completion.ts';
+
+export interface OpenAIPolicyClientOptions {
+  /** The API root, e.g. `http://127.0.0.1:8000/v1`; `/chat/completions` is appended. */
+  readonly baseUrl: string;
+  /** Sent as a bearer token when given; local servers usually need none. */
+  readonly apiKey?: string;
+  /**
+   * Ask for the exact token ids (`return_token_ids`, vLLM >= 0.10.2 and edgerl's endpoint). Turn it
+   * off for endpoints that reject unknown fields (OpenAI); turns are then stored as not token-exact.
+   */
+  readonly requestTokenIds?: boolean;
+  /** `max_completion_tokens` (OpenAI's current name, accepted by vLLM) or the older `max_tokens`. */
+  readonly maxTokensField?: 'max_completion_tokens' | 'max_tokens';
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Injected for tests and for runtimes that wrap fetch; defaults to the global one. */
+  readonly fetch?: typeof fetch;
+  readonly now?: () => number;
+}
+
+/** Error bodies are quoted in the reason; a whole HTML error page is not useful there. */
+const maxErrorBodyChars = 300;
+
+export class OpenAIPolicyClient implements PolicyClient {
+  readonly #url: string;
+  readonly #options: OpenAIPolicyClientOptions;
+
+  constructor(options: OpenAIPolicyClientOptions) {
+    const base = parseUrl(options.baseUrl);
+    if (base?.protocol !== 'http:' && base?.protocol !== 'https:') {
+      throw new Error(
+        `baseUrl must be an absolute http(s) URL such as http://127.0.0.1:8000/v1, got "${options.baseUrl}"`,
+      );
+    }
+    this.#url = `${base.href.replace(/\/+$/, '')}/chat/completions`;
+    this.#options = options;
+  }
+
+  async complete(request: PolicyRequest): Promise<PolicyResponse> {
+    const options = this.#options;
+    const fetchImpl = options.fetch ?? fetch;
+    const now = options.now ?? (() => performance.now());
+    const body = {
+      model: request.model,
+      messages: request.messages,
+      ...(request.tools.length > 0 ? { tools: request.tools } : {}),
+      temperature: request.temperature,
+      [options.maxTokensField ?? 'max_completion_tokens']: request.maxTokens,
+      ...(request.seed !== undefined ? { seed: request.seed } : {}),
+      logprobs: true,
+      ...((options.requestTokenIds ?? true) ? { return_token_ids: true } : {}),
+      stream: false,
+    };
+    const started = now();
+    let response: Response;
+    let text: string;
+    try {
+      response = await fetchImpl(this.#url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
+          ...options.headers,
+        },
+        body: JSON.stringify(body),
+        signal: request.signal,
+      });
+      text = await response.text();
+    } catch (error) {
+      throw this.#transportError(error, request.signal);
+    }
+    const latencyMs = Math.max(0, now() - started);
+    if (!response.ok) {
+      const snippet = text.length > maxErrorBodyChars ? `${text.slice(0, maxErrorBodyChars)}…` : text;
+      const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
+      throw new PolicyError('http', `HTTP ${response.status} from ${this.#url}: ${snippet.trim()}`, {
+        status: response.status,
+        ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+      });
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (error) {
+      throw new PolicyError('invalid-response', `response from ${this.#url} is not JSON`, { cause: error });
+    }
+    return parseChatCompletion(json, { model: request.model, latencyMs });
+  }
+
+  #transportError(error: unknown, signal: AbortSignal): PolicyError {
+    if (signal.aborted) {
+      const reason: unknown = signal.reason;
+      const timedOut =
+        typeof reason === 'object' && reason !== null && 'name' in reason && reason.name === 'TimeoutError';
+      return timedOut
+        ? new PolicyError('timeout', `no answer from ${this.#url} in time`, { cause: error })
+        : new PolicyError('cancelled', 'the request was cancelled', { cause: error });
+    }
+    return new PolicyError('network', `cannot reach ${this.#url}: ${describe(error)}`, { cause: error });
+  }
+}
+
+/** fetch's own message is often just "fetch failed"; the cause says why (ECONNREFUSED, …). */
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause: unknown = error.cause;
+  const detail =
+    cause instanceof Error
+      ? cause.message
+      : typeof cause === 'object' && cause !== null && 'code' in cause
+        ? String(cause.code)
+        : '';
+  return detail && detail !== error.message ? `${error.message} (${detail})` : error.message;
+}
+
+function parseUrl(text: string): URL | undefined {
+  try {
+    return new URL(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** `Retry-After` is either delay-seconds or an HTTP date (RFC 9110 §10.2.3). */
+export function parseRetryAfter(value: string | null, nowMs: number = Date.now()): number | undefined {
+  if (value === null) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  const date = Date.parse(trimmed);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
+}

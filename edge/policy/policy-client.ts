@@ -1,0 +1,40 @@
+// The port the episode loop asks for completions through: any OpenAI-compatible endpoint (see
+// openai-policy-client.ts), or a scripted double in tests. No HTTP here, so the loop stays portable.
+import type { AssistantMessage, ChatMessage, ToolSpec } from '../../protocol/chat.ts';
+
+/** Why generation stopped; values other than OpenAI's four are reported as `unknown`. */
+export const finishReasons = ['stop', 'length', 'tool_calls', 'content_filter', 'unknown'] as const;
+export type FinishReason = (typeof finishReasons)[number];
+
+export interface PolicyRequest {
+  readonly messages: readonly ChatMessage[];
+  readonly tools: readonly ToolSpec[];
+  /** The model or adapter name to ask for, e.g. `agent@7`. */
+  readonly model: string;
+  readonly temperature: number;
+  readonly maxTokens: number;
+  readonly seed?: number;
+  /** Aborted on timeout (reason: a `TimeoutError`) or when the episode is cancelled. */
+  readonly signal: AbortSignal;
+}
+
+export interface PolicyResponse {
+  readonly message: AssistantMessage;
+  readonly finishReason: FinishReason;
+  /** Exact sampled ids, when the endpoint returns them (vLLM `return_token_ids`, edgerl's own endpoint). */
+  readonly completionTokenIds?: number[];
+  /** Sampling logprob of each completion token; only set together with ids of the same length. */
+  readonly completionLogprobs?: number[];
+  /** Logprobs the endpoint returned without token ids (e.g. OpenAI): kept, but not token-exact. */
+  readonly untokenizedLogprobs?: number[];
+  readonly promptTokenIds?: number[];
+  readonly promptTokenCount?: number;
+  /** The model or adapter name that actually answered. */
+  readonly servedBy: string;
+  readonly latencyMs: number;
+}
+
+export interface PolicyClient {
+  /** Throws `PolicyError` for failures; the loop retries the retryable ones. */
+  complete(request: PolicyRequest): Promise<PolicyResponse>;
+}

@@ -1,0 +1,48 @@
+// Which of a proxied request's messages are new: a chat client resends the whole conversation each
+// call, so messages [0, n) must be the n turns already stored (compared by index: role, text and, for
+// tool results, the call id) and the rest are appended. A client that rewrote or dropped history
+// (summarised it, retried an older call) is refused, naming the first index that differs. Pure.
+import type { ChatMessage } from '../../protocol/chat.ts';
+
+export interface StoredTurnView {
+  readonly role: string;
+  readonly content: string | null;
+  readonly toolCallId: string | null;
+}
+
+export type NewMessages =
+  | { readonly ok: true; readonly firstIndex: number; readonly messages: readonly ChatMessage[] }
+  | { readonly ok: false; readonly field: string; readonly message: string };
+
+export function newMessages(
+  stored: readonly StoredTurnView[],
+  messages: readonly ChatMessage[],
+): NewMessages {
+  if (messages.length < stored.length) {
+    return {
+      ok: false,
+      field: 'messages',
+      message: `has ${messages.length} messages but the trajectory already holds ${stored.length} turns; send the whole conversation`,
+    };
+  }
+  for (const [index, turn] of stored.entries()) {
+    const message = messages[index] as ChatMessage;
+    const difference = differs(turn, message);
+    if (difference) {
+      return {
+        ok: false,
+        field: `messages.${index}`,
+        message: `differs from stored turn ${index} (${difference}); the conversation so far cannot change`,
+      };
+    }
+  }
+  return { ok: true, firstIndex: stored.length, messages: messages.slice(stored.length) };
+}
+
+function differs(turn: StoredTurnView, message: ChatMessage): string | undefined {
+  if (turn.role !== message.role) return `role ${message.role}, stored ${turn.role}`;
+  // null and '' are the same empty assistant text to clients.
+  if ((turn.content ?? '') !== (message.content ?? '')) return 'content';
+  if (message.role === 'tool' && turn.toolCallId !== message.tool_call_id) return 'tool_call_id';
+  return undefined;
+}

@@ -1,0 +1,60 @@
+// The inference endpoint the proxy forwards to (and the episode loop asks): any OpenAI-compatible
+// chat completions API. One call: the response status, its JSON (or text) and the latency.
+import { errorMessage } from '../episode/error-message.ts';
+import { ApiError } from '../http/api-error.ts';
+
+export interface UpstreamEndpoint {
+  /** The API root up to `/v1`, e.g. `http://127.0.0.1:8000/v1`. */
+  readonly baseUrl: string;
+  readonly apiKey?: string;
+  /** Ask for vLLM's `return_token_ids` (off for endpoints that reject unknown fields, like OpenAI). */
+  readonly requestTokenIds: boolean;
+  /** One call's limit in milliseconds. */
+  readonly timeoutMs: number;
+  readonly fetch?: typeof fetch;
+}
+
+export interface UpstreamReply {
+  readonly status: number;
+  readonly contentType: string;
+  readonly text: string;
+  readonly latencyMs: number;
+}
+
+export async function callUpstream(
+  endpoint: UpstreamEndpoint,
+  body: Record<string, unknown>,
+  signal?: AbortSignal,
+): Promise<UpstreamReply> {
+  const url = `${endpoint.baseUrl.replace(/\/+$/, '')}/chat/completions`;
+  const timeout = AbortSignal.timeout(endpoint.timeoutMs);
+  const started = performance.now();
+  try {
+    const response = await (endpoint.fetch ?? fetch)(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        ...(endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {}),
+      },
+      body: JSON.stringify(body),
+      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+    });
+    const text = await response.text();
+    return {
+      status: response.status,
+      contentType: response.headers.get('content-type') ?? 'application/json',
+      text,
+      latencyMs: performance.now() - started,
+    };
+  } catch (error) {
+    const reason = timeout.aborted ? `no answer within ${endpoint.timeoutMs} ms` : withCause(error);
+    throw new ApiError('bad-gateway', `inference endpoint ${url}: ${reason}`, { cause: error });
+  }
+}
+
+/** fetch's own message is often only "fetch failed"; its cause says why (ECONNREFUSED, …). */
+function withCause(error: unknown): string {
+  const cause = error instanceof Error ? error.cause : undefined;
+  const detail = cause instanceof Error ? cause.message : '';
+  return detail ? `${errorMessage(error)} (${detail})` : errorMessage(error);
+}

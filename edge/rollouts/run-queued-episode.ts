@@ -1,0 +1,156 @@
+// The consumer side of a rollout: runs the episode one queued message names, idempotently. The
+// message may arrive more than once (Cloudflare Queues deliver at least once; the Node queue retries
+// a run that failed), so the stored trajectory decides what happens:
+// - not running any more (finished, truncated, error): acknowledged, nothing runs again;
+// - running with turns stored: the episode resumes after them (stored turns are replayed into the
+//   loop, unanswered tool calls of the last turn are run, then the policy is asked again);
+// - a second run racing the first loses at its first append (the store refuses a different turn at
+//   a stored index) and stops without closing the trajectory the winner owns.
+// A store that fails mid-way throws EpisodeInterrupted, so the queue delivers the message again later.
+import { formatIssues } from '../../protocol/format-issues.ts';
+import { isStoreError } from '../../db/errors.ts';
+import type { Store } from '../../db/store.ts';
+import type { Environment } from '../env/environment.ts';
+import { EpisodeSetupError } from '../episode/episode-setup-error.ts';
+import type { EpisodeDeps } from '../episode/run-episode.ts';
+import { runEpisode } from '../episode/run-episode.ts';
+import type { EpisodeSettings } from '../episode/episode-defaults.ts';
+import type { EpisodeEvent } from '../episode/episode-events.ts';
+import { errorMessage } from '../episode/error-message.ts';
+import type { EndStatus } from '../episode/trajectory-sink.ts';
+import type { PolicyClient } from '../policy/policy-client.ts';
+import { episodeMessageSchema } from './episode-message.ts';
+import { rolloutMetadataSchema } from './rollout-metadata.ts';
+import { StoreTrajectorySink } from './store-trajectory-sink.ts';
+import { storeReadOnlySql } from './store-read-only-sql.ts';
+import { resumeFromTurns } from './turn-messages.ts';
+
+export interface EpisodeRunnerContext {
+  readonly store: Store;
+  readonly environments: Readonly<Record<string, Environment>>;
+  readonly policy: PolicyClient;
+  /** Overrides of the loop's settings for every episode (timeouts, retry policy). */
+  readonly settings?: Partial<EpisodeSettings>;
+  /** Timers and randomness, for tests. */
+  readonly deps?: Partial<EpisodeDeps>;
+  /** Aborted when the process stops: the episode is cut short but its trajectory stays `running`. */
+  readonly signal?: AbortSignal;
+  readonly onEvent?: (event: EpisodeEvent) => void;
+}
+
+export type QueuedEpisodeOutcome =
+  | { readonly kind: 'ran'; readonly status: EndStatus; readonly turns: number; readonly resumed: boolean }
+  | { readonly kind: 'skipped'; readonly reason: string }
+  | { readonly kind: 'superseded'; readonly reason: string }
+  | { readonly kind: 'failed-setup'; readonly reason: string };
+
+/** The store failed while the episode ran; its stored turns stay, and a later delivery resumes it. */
+export class EpisodeInterrupted extends Error {
+  override readonly name = 'EpisodeInterrupted';
+}
+
+export async function runQueuedEpisode(
+  context: EpisodeRunnerContext,
+  body: unknown,
+): Promise<QueuedEpisodeOutcome> {
+  const parsed = episodeMessageSchema.safeParse(body);
+  if (!parsed.success) return { kind: 'skipped', reason: `invalid message: ${formatIssues(parsed.error)}` };
+  const { store } = context;
+  const { trajectoryId } = parsed.data;
+  const stored = await store.getTrajectory(trajectoryId).catch((error: unknown) => {
+    if (isStoreError(error, 'not-found')) return undefined;
+    throw error;
+  });
+  if (!stored) return { kind: 'skipped', reason: `trajectory ${trajectoryId} does not exist` };
+  const { trajectory, turns } = stored;
+  if (trajectory.status !== 'running') {
+    return { kind: 'skipped', reason: `trajectory ${trajectoryId} already ended (${trajectory.status})` };
+  }
+  const setup = await prepare(context, trajectory);
+  if (typeof setup === 'string') return failSetup(store, trajectoryId, setup);
+  // A cancelled run (the edge is stopping) leaves the trajectory running, to resume on the next start.
+  const sink = new StoreTrajectorySink(store, trajectoryId, () => context.signal?.aborted === true);
+  const resumed = turns.length > 0;
+  let result: Awaited<ReturnType<typeof runEpisode>>;
+  try {
+    result = await runEpisode({
+      environment: setup.environment,
+      task: setup.task,
+      policy: context.policy,
+      sink,
+      model: setup.model,
+      settings: { ...context.settings, ...setup.settings },
+      capabilities: { sql: storeReadOnlySql(store) },
+      ...(resumed ? { resume: resumeFromTurns(turns) } : {}),
+      ...(context.signal ? { signal: context.signal } : {}),
+      ...(context.onEvent ? { onEvent: context.onEvent } : {}),
+      ...(context.deps ? { deps: context.deps } : {}),
+    });
+  } catch (error) {
+    if (error instanceof EpisodeSetupError) return failSetup(store, trajectoryId, error.message);
+    throw error;
+  }
+  if (sink.superseded) return { kind: 'superseded', reason: sink.superseded };
+  if (sink.held) return { kind: 'skipped', reason: 'stopped with the edge; left running to resume' };
+  if (sink.storeFailure !== undefined && result.status === 'error') {
+    throw new EpisodeInterrupted(
+      `trajectory ${trajectoryId}: store failed mid-episode (${errorMessage(sink.storeFailure)})`,
+      { cause: sink.storeFailure },
+    );
+  }
+  return { kind: 'ran', status: result.status, turns: result.turns, resumed };
+}
+
+interface Setup {
+  readonly environment: Environment;
+  readonly task: Environment['taskSchema']['_output'];
+  readonly model: string;
+  readonly settings: Partial<EpisodeSettings>;
+}
+
+/** What the episode needs from the store, or the reason it cannot run (a string). */
+async function prepare(
+  context: EpisodeRunnerContext,
+  trajectory: { env: string; taskId: string | null; metadata: Record<string, unknown> },
+): Promise<Setup | string> {
+  const environment = Object.hasOwn(context.environments, trajectory.env)
+    ? context.environments[trajectory.env]
+    : undefined;
+  if (!environment) return `unknown environment "${trajectory.env}"`;
+  if (!trajectory.taskId) return 'the trajectory has no task';
+  const metadata = rolloutMetadataSchema.safeParse(trajectory.metadata);
+  if (!metadata.success) return `trajectory metadata: ${formatIssues(metadata.error)}`;
+  const stored = await context.store.getTask(trajectory.taskId);
+  const task = environment.taskSchema.safeParse(stored.input);
+  if (!task.success)
+    return `task ${stored.key} does not fit ${environment.name}: ${formatIssues(task.error)}`;
+  const { temperature, maxTokens, seed } = metadata.data.settings;
+  return {
+    environment,
+    task: task.data,
+    model: metadata.data.model,
+    settings: {
+      ...(temperature !== undefined ? { temperature } : {}),
+      ...(maxTokens !== undefined ? { maxTokens } : {}),
+      ...(seed !== undefined ? { seed } : {}),
+    },
+  };
+}
+
+async function failSetup(store: Store, trajectoryId: string, reason: string): Promise<QueuedEpisodeOutcome> {
+  await abandonEpisode(store, trajectoryId, `setup: ${reason}`);
+  return { kind: 'failed-setup', reason };
+}
+
+/**
+ * Ends a trajectory that will not run (again) with status `error`, so its group can complete. A
+ * trajectory that already ended is left as it is.
+ */
+export async function abandonEpisode(store: Store, trajectoryId: string, reason: string): Promise<void> {
+  try {
+    await store.finishTrajectory({ trajectoryId, status: 'error', errorReason: reason.slice(0, 2000) });
+  } catch (error) {
+    if (isStoreError(error, 'trajectory-closed')) return;
+    throw error;
+  }
+}

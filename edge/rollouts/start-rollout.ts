@@ -1,0 +1,178 @@
+// Starting a rollout group: pick (or sample) the task, route it to a policy version or experiment
+// arm, create the group with one trajectory per slot (so every queued message names an existing
+// trajectory and a re-delivery finds its state), then hand one message per trajectory to the
+// dispatcher. The episodes run later; the caller gets the ids at once.
+import { z } from 'zod';
+import { taskSplits } from '../../protocol/statuses.ts';
+import type { Store } from '../../db/store.ts';
+import type { Environment } from '../env/environment.ts';
+import { errorMessage } from '../episode/error-message.ts';
+import { ApiError, invalidField } from '../http/api-error.ts';
+import { resolveRoute } from '../routing/resolve-route.ts';
+import { type EpisodeDispatcher, episodeMessage } from './episode-message.ts';
+import { type RolloutMetadata, samplingSettingsSchema, slotSeed } from './rollout-metadata.ts';
+import { abandonEpisode } from './run-queued-episode.ts';
+
+/** Largest group one request may start; GRPO groups are usually 4–64 (DeepSeekMath used 64). */
+export const maxGroupSize = 256;
+
+export const rolloutRequestSchema = z
+  .strictObject({
+    env: z.string().min(1).max(200),
+    /** A stored task's id (uuid); absent: a new task is sampled from `split`. */
+    taskId: z.uuid().optional(),
+    split: z.enum(taskSplits).optional(),
+    /** Seed for sampling the task (absent: random). */
+    taskSeed: z
+      .number()
+      .int()
+      .min(0)
+      .max(2 ** 31 - 1)
+      .optional(),
+    groupSize: z.number().int().min(1).max(maxGroupSize),
+    policy: z.string().min(1).max(300).optional(),
+    experiment: z.string().min(1).max(300).optional(),
+    /** What experiment routing hashes; default: a fresh random key per group. */
+    stickinessKey: z.string().min(1).max(500).optional(),
+    settings: samplingSettingsSchema.optional(),
+    metadata: z.record(z.string(), z.unknown()).optional(),
+  })
+  .superRefine((request, ctx) => {
+    if (request.taskId !== undefined && request.split !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['split'], message: 'give taskId or split, not both' });
+    }
+    if (request.policy !== undefined && request.experiment !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['experiment'], message: 'give policy or experiment, not both' });
+    }
+  });
+export type RolloutRequest = z.output<typeof rolloutRequestSchema>;
+
+export interface StartedRollout {
+  readonly groupId: string;
+  readonly taskId: string;
+  readonly taskKey: string;
+  readonly model: string;
+  readonly policyVersionId: string | null;
+  readonly experimentArmId: string | null;
+  readonly arm: string | null;
+  readonly trajectoryIds: readonly string[];
+}
+
+export interface StartRolloutContext {
+  readonly store: Store;
+  readonly environments: Readonly<Record<string, Environment>>;
+  readonly dispatcher: EpisodeDispatcher;
+  readonly defaultModel: string | undefined;
+  /** Draws a seed when the request gives none; injected so tests can fix it. */
+  readonly randomSeed?: () => number;
+}
+
+export async function startRollout(
+  context: StartRolloutContext,
+  request: RolloutRequest,
+): Promise<StartedRollout> {
+  const { store } = context;
+  const environment = Object.hasOwn(context.environments, request.env)
+    ? context.environments[request.env]
+    : undefined;
+  if (!environment) {
+    throw invalidField(
+      'env',
+      `unknown environment "${request.env}"; known: ${Object.keys(context.environments).join(', ')}`,
+    );
+  }
+  const task = await chooseTask(context, environment, request);
+  const stickinessKey = request.stickinessKey ?? crypto.randomUUID();
+  const route = await resolveRoute(
+    store,
+    {
+      ...(request.policy !== undefined ? { policy: request.policy } : {}),
+      ...(request.experiment !== undefined ? { experiment: request.experiment } : {}),
+      stickinessKey,
+    },
+    context.defaultModel,
+  );
+  const settings = request.settings ?? {};
+  const group = await store.createGroup({
+    taskId: task.id,
+    size: request.groupSize,
+    ...(route.policyVersionId ? { policyVersionId: route.policyVersionId } : {}),
+    ...(route.experimentId ? { experimentId: route.experimentId } : {}),
+    metadata: {
+      ...request.metadata,
+      env: environment.name,
+      model: route.model,
+      ...(route.armName ? { arm: route.armName } : {}),
+      settings,
+    },
+  });
+  const trajectoryIds: string[] = [];
+  for (let slot = 0; slot < request.groupSize; slot++) {
+    const seed = slotSeed(settings.seed, slot);
+    const metadata: RolloutMetadata = {
+      model: route.model,
+      ...(route.armName ? { arm: route.armName } : {}),
+      slot,
+      settings: { ...settings, ...(seed !== undefined ? { seed } : {}) },
+    };
+    const trajectory = await store.startTrajectory({
+      groupId: group.id,
+      ...(route.policyVersionId ? { policyVersionId: route.policyVersionId } : {}),
+      ...(route.experimentArmId ? { experimentArmId: route.experimentArmId } : {}),
+      stickinessKey,
+      metadata,
+    });
+    trajectoryIds.push(trajectory.id);
+  }
+  try {
+    await context.dispatcher.dispatch(trajectoryIds.map((id) => episodeMessage(group.id, id)));
+  } catch (error) {
+    // Nothing will run them: end them now so the group completes (as errors) instead of hanging.
+    for (const id of trajectoryIds) await abandonEpisode(store, id, `dispatch: ${errorMessage(error)}`);
+    throw new ApiError('unavailable', `the episodes could not be queued: ${errorMessage(error)}`, {
+      cause: error,
+    });
+  }
+  return {
+    groupId: group.id,
+    taskId: task.id,
+    taskKey: task.key,
+    model: route.model,
+    policyVersionId: route.policyVersionId ?? null,
+    experimentArmId: route.experimentArmId ?? null,
+    arm: route.armName ?? null,
+    trajectoryIds,
+  };
+}
+
+async function chooseTask(context: StartRolloutContext, environment: Environment, request: RolloutRequest) {
+  const { store } = context;
+  if (request.taskId !== undefined) {
+    const task = await store.getTask(request.taskId).catch((error: unknown) => {
+      throw invalidField('taskId', errorMessage(error));
+    });
+    if (task.env !== environment.name) {
+      throw invalidField(
+        'taskId',
+        `task ${task.id} belongs to environment "${task.env}", not "${environment.name}"`,
+      );
+    }
+    const parsed = environment.taskSchema.safeParse(task.input);
+    if (!parsed.success)
+      throw invalidField('taskId', `stored task ${task.key} does not fit ${environment.name}`);
+    return task;
+  }
+  const seed = request.taskSeed ?? (context.randomSeed ?? randomSeed)();
+  const sampled = environment.sampleTask(request.split ?? 'train', seed);
+  return store.upsertTask({
+    env: environment.name,
+    key: sampled.id,
+    input: sampled as unknown as Parameters<Store['upsertTask']>[0]['input'],
+    split: sampled.split,
+    seed,
+  });
+}
+
+function randomSeed(): number {
+  return (crypto.getRandomValues(new Uint32Array(1))[0] as number) >>> 1;
+}

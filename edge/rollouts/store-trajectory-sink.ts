@@ -1,0 +1,71 @@
+// The episode loop's TrajectorySink over the store. It tells two kinds of failure apart: the store
+// being unreachable (the episode should be retried later: `storeFailure`), and the store refusing a
+// turn because another run of the same episode got there first (`superseded`: a re-delivered queue
+// message raced the original). A superseded run must not close the trajectory the other run owns,
+// so its finish is skipped.
+import { isStoreError } from '../../db/errors.ts';
+import type { Store } from '../../db/store.ts';
+import type { TurnInput } from '../../protocol/turn.ts';
+import type { TrajectoryEnd, TrajectorySink } from '../episode/trajectory-sink.ts';
+
+export class StoreTrajectorySink implements TrajectorySink {
+  readonly trajectoryId: string;
+  readonly #store: Store;
+  /** Why this run lost the trajectory to another run, if it did. */
+  superseded: string | undefined;
+  /** The last error of an unreachable or failing store, if any write failed that way. */
+  storeFailure: unknown;
+
+  /** True when `finish` was skipped because `holdFinish` said so. */
+  held = false;
+  readonly #holdFinish: () => boolean;
+
+  /**
+   * `holdFinish`: when it returns true at the end, the trajectory is left `running` instead of being
+   * closed (the edge is shutting down: the episode resumes from its stored turns on the next start).
+   */
+  constructor(store: Store, trajectoryId: string, holdFinish: () => boolean = () => false) {
+    this.#store = store;
+    this.trajectoryId = trajectoryId;
+    this.#holdFinish = holdFinish;
+  }
+
+  async appendTurn(turn: TurnInput): Promise<void> {
+    try {
+      await this.#store.appendTurn(turn);
+    } catch (error) {
+      this.#classify(error);
+      throw error;
+    }
+  }
+
+  async finish(end: TrajectoryEnd): Promise<void> {
+    if (this.superseded) return;
+    if (this.#holdFinish()) {
+      this.held = true;
+      return;
+    }
+    try {
+      await this.#store.finishTrajectory({
+        trajectoryId: this.trajectoryId,
+        status: end.status,
+        ...(end.verifierReward !== undefined ? { verifierReward: end.verifierReward } : {}),
+        ...(end.status === 'error' ? { errorReason: end.errorReason ?? 'unknown error' } : {}),
+        ...(end.status === 'truncated' && end.detail ? { errorReason: end.detail } : {}),
+        ...(end.detail ? { metadata: { detail: end.detail } } : {}),
+      });
+    } catch (error) {
+      this.#classify(error);
+      if (this.superseded) return;
+      throw error;
+    }
+  }
+
+  #classify(error: unknown): void {
+    if (isStoreError(error, 'conflict') || isStoreError(error, 'trajectory-closed')) {
+      this.superseded = error.message;
+    } else if (!isStoreError(error, 'validation')) {
+      this.storeFailure = error;
+    }
+  }
+}

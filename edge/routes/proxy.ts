@@ -1,0 +1,44 @@
+// POST /v1/chat/completions: the OpenAI-compatible recording proxy. Point an agent's base URL at
+// the edge and send `x-edgerl-trajectory: <id>` (from POST /v1/trajectories); every call is
+// forwarded to the inference endpoint and recorded as turns of that trajectory.
+import { Hono } from 'hono';
+import type { EdgeEnv } from '../app-env.ts';
+import { invalidField } from '../http/api-error.ts';
+import { parseBody } from '../http/parse-body.ts';
+import { bodyLimit } from '../middleware/body-limit.ts';
+import { proxyRequestSchema } from '../proxy/proxy-request.ts';
+import { recordChatCompletion } from '../proxy/record-chat-completion.ts';
+import type { UpstreamEndpoint } from '../proxy/upstream.ts';
+
+export interface ProxyRouteDeps {
+  readonly upstream: UpstreamEndpoint;
+  readonly maxBodyBytes: number;
+}
+
+export const trajectoryHeader = 'x-edgerl-trajectory';
+export const policyHeader = 'x-edgerl-policy';
+
+export function proxyRoutes(deps: ProxyRouteDeps) {
+  return new Hono<EdgeEnv>().post('/chat/completions', bodyLimit(deps.maxBodyBytes), async (c) => {
+    const trajectoryId = c.req.header(trajectoryHeader);
+    if (!trajectoryId) {
+      throw invalidField(
+        trajectoryHeader,
+        'header required: the trajectory to record into (POST /v1/trajectories starts one)',
+      );
+    }
+    const request = await parseBody(c, proxyRequestSchema);
+    const policy = c.req.header(policyHeader);
+    const result = await recordChatCompletion(
+      { store: c.var.store, upstream: deps.upstream },
+      { trajectoryId, request, ...(policy ? { policy } : {}), signal: c.req.raw.signal },
+    );
+    const headers: Record<string, string> = {
+      'content-type': result.contentType,
+      [trajectoryHeader]: trajectoryId,
+      'x-edgerl-model': result.model,
+    };
+    if (result.turnIndex !== undefined) headers['x-edgerl-turn-index'] = String(result.turnIndex);
+    return new Response(result.body, { status: result.status, headers });
+  });
+}

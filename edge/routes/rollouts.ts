@@ -1,0 +1,33 @@
+// POST /v1/rollouts: start a group of episodes; 202 with the group id at once, the episodes run
+// through the dispatcher (a Cloudflare Queue on Workers, the in-process queue in Node).
+import { Hono } from 'hono';
+import type { EdgeEnv } from '../app-env.ts';
+import type { Environment } from '../env/environment.ts';
+import { parseBody } from '../http/parse-body.ts';
+import { bodyLimit } from '../middleware/body-limit.ts';
+import type { EpisodeDispatcher } from '../rollouts/episode-message.ts';
+import { rolloutRequestSchema, startRollout } from '../rollouts/start-rollout.ts';
+
+export interface RolloutRouteDeps {
+  readonly environments: Readonly<Record<string, Environment>>;
+  readonly dispatcher: EpisodeDispatcher;
+  readonly defaultModel: string | undefined;
+  readonly maxBodyBytes: number;
+}
+
+export function rolloutRoutes(deps: RolloutRouteDeps) {
+  return new Hono<EdgeEnv>().post('/', bodyLimit(deps.maxBodyBytes), async (c) => {
+    const request = await parseBody(c, rolloutRequestSchema);
+    const started = await startRollout(
+      {
+        store: c.var.store,
+        environments: deps.environments,
+        dispatcher: deps.dispatcher,
+        defaultModel: deps.defaultModel,
+      },
+      request,
+    );
+    c.header('Location', `/v1/groups/${started.groupId}`);
+    return c.json(started, 202);
+  });
+}

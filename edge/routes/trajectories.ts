@@ -1,0 +1,156 @@
+// Trajectories: POST /v1/trajectories starts one for an agent that records through the proxy (live
+// traffic, or a member of a group), GET /:id reads it with its turns, GET /:id/events streams its
+// turns as server-sent events until it ends, POST /:id/finish closes it with a status and reward.
+import { Hono } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import { z } from 'zod';
+import { trajectoryStatuses } from '../../protocol/statuses.ts';
+import { turnsAfter } from '../../db/store/turns-after.ts';
+import type { EdgeEnv } from '../app-env.ts';
+import { invalidField } from '../http/api-error.ts';
+import { parseBody, parseValue } from '../http/parse-body.ts';
+import { bodyLimit } from '../middleware/body-limit.ts';
+import { resolveRoute, type Route } from '../routing/resolve-route.ts';
+import type { StoreProvider } from '../store-provider.ts';
+
+export interface TrajectoryRouteDeps {
+  readonly stores: StoreProvider;
+  readonly defaultModel: string | undefined;
+  readonly maxBodyBytes: number;
+  /** How often a live stream looks for new turns, in milliseconds. */
+  readonly pollMs: number;
+  /** A stream ends (event `timeout`) after this long; the client reconnects with Last-Event-ID. */
+  readonly maxStreamMs: number;
+}
+
+const idParam = z.object({ id: z.uuid() });
+
+const startSchema = z.strictObject({
+  env: z.string().min(1).max(200).optional(),
+  groupId: z.uuid().optional(),
+  taskId: z.uuid().optional(),
+  policy: z.string().min(1).max(300).optional(),
+  experiment: z.string().min(1).max(300).optional(),
+  stickinessKey: z.string().min(1).max(500).optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+});
+
+const endStatuses = trajectoryStatuses.filter((status) => status !== 'running') as [
+  'finished',
+  'truncated',
+  'error',
+];
+const finishSchema = z
+  .strictObject({
+    status: z.enum(endStatuses),
+    /** The agent's own reward in [0, 1] (stored as the verifier reward). */
+    reward: z.number().min(0).max(1).optional(),
+    /** Why it failed (`error`) or was cut short (`truncated`). */
+    reason: z.string().min(1).max(2000).optional(),
+    metadata: z.record(z.string(), z.unknown()).optional(),
+  })
+  .superRefine((finish, ctx) => {
+    if (finish.status === 'error' && !finish.reason)
+      ctx.addIssue({ code: 'custom', path: ['reason'], message: 'required when status is "error"' });
+    if (finish.status === 'finished' && finish.reason)
+      ctx.addIssue({ code: 'custom', path: ['reason'], message: 'only for status "error" or "truncated"' });
+  });
+
+const eventsQuery = z.object({ after: z.coerce.number().int().min(-1).optional() });
+
+export function trajectoryRoutes(deps: TrajectoryRouteDeps) {
+  return new Hono<EdgeEnv>()
+    .post('/', bodyLimit(deps.maxBodyBytes), async (c) => {
+      const body = await parseBody(c, startSchema);
+      if (!body.env && !body.groupId && !body.taskId) {
+        throw invalidField('env', 'required unless groupId or taskId names it');
+      }
+      const store = c.var.store;
+      const stickinessKey = body.stickinessKey ?? crypto.randomUUID();
+      let route: Route | undefined;
+      if (body.policy !== undefined || body.experiment !== undefined || deps.defaultModel) {
+        route = await resolveRoute(
+          store,
+          {
+            ...(body.policy !== undefined ? { policy: body.policy } : {}),
+            ...(body.experiment !== undefined ? { experiment: body.experiment } : {}),
+            stickinessKey,
+          },
+          deps.defaultModel,
+        );
+      }
+      const trajectory = await store.startTrajectory({
+        ...(body.env ? { env: body.env } : {}),
+        ...(body.groupId ? { groupId: body.groupId } : {}),
+        ...(body.taskId ? { taskId: body.taskId } : {}),
+        ...(route?.policyVersionId ? { policyVersionId: route.policyVersionId } : {}),
+        ...(route?.experimentArmId ? { experimentArmId: route.experimentArmId } : {}),
+        stickinessKey,
+        metadata: {
+          ...body.metadata,
+          ...(route ? { model: route.model } : {}),
+          ...(route?.armName ? { arm: route.armName } : {}),
+        },
+      });
+      c.header('Location', `/v1/trajectories/${trajectory.id}`);
+      return c.json({ trajectory, model: route?.model ?? null, arm: route?.armName ?? null }, 201);
+    })
+    .get('/:id', async (c) => {
+      const { id } = parseValue(idParam, c.req.param(), 'id');
+      return c.json(await c.var.store.getTrajectory(id));
+    })
+    .post('/:id/finish', bodyLimit(deps.maxBodyBytes), async (c) => {
+      const { id } = parseValue(idParam, c.req.param(), 'id');
+      const body = await parseBody(c, finishSchema);
+      const { trajectory, groupCompleted } = await c.var.store.finishTrajectory({
+        trajectoryId: id,
+        status: body.status,
+        ...(body.reward !== undefined ? { verifierReward: body.reward } : {}),
+        ...(body.reason !== undefined ? { errorReason: body.reason } : {}),
+        ...(body.metadata ? { metadata: body.metadata } : {}),
+      });
+      return c.json({ trajectory, groupCompleted });
+    })
+    .get('/:id/events', async (c) => {
+      const { id } = parseValue(idParam, c.req.param(), 'id');
+      const query = parseValue(eventsQuery, c.req.query(), 'query');
+      const lastEventId = c.req.header('last-event-id');
+      const resumeAt =
+        lastEventId !== undefined && /^\d+$/.test(lastEventId) ? Number(lastEventId) : undefined;
+      let after = resumeAt ?? query.after ?? -1;
+      // 404 before the stream starts, while a status can still be sent.
+      await turnsAfter(c.var.store.db, { trajectoryId: id, afterIndex: after, limit: 1 });
+      return streamSSE(c, async (stream) => {
+        let open = true;
+        stream.onAbort(() => {
+          open = false;
+        });
+        // The stream outlives the request's own store handle (released when the handler returns).
+        const handle = await deps.stores.open();
+        const started = Date.now();
+        try {
+          while (open) {
+            const { trajectory, turns } = await turnsAfter(handle.store.db, {
+              trajectoryId: id,
+              afterIndex: after,
+            });
+            for (const turn of turns) {
+              await stream.writeSSE({ event: 'turn', id: String(turn.index), data: JSON.stringify(turn) });
+              after = turn.index;
+            }
+            if (trajectory.status !== 'running') {
+              await stream.writeSSE({ event: 'end', data: JSON.stringify(trajectory) });
+              break;
+            }
+            if (Date.now() - started > deps.maxStreamMs) {
+              await stream.writeSSE({ event: 'timeout', data: JSON.stringify({ after }) });
+              break;
+            }
+            await stream.sleep(deps.pollMs);
+          }
+        } finally {
+          await handle.release();
+        }
+      });
+    });
+}

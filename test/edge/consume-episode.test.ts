@@ -1,0 +1,90 @@
+// One delivery of an episode message against a store that fails: the message is handed back for
+// redelivery until the last allowed delivery, which closes the trajectory as `error` so its group
+// can complete.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Store } from '../../db/store.ts';
+import { environments } from '../../edge/env/environments.ts';
+import { ScriptedPolicyClient } from '../../edge/policy/scripted-policy-client.ts';
+import { consumeEpisode } from '../../edge/rollouts/consume-episode.ts';
+import { episodeMessage } from '../../edge/rollouts/episode-message.ts';
+import { makeGroup } from '../support/fixtures.ts';
+import { openTestStore, type TestStore } from '../support/open-test-store.ts';
+
+let testStore: TestStore;
+beforeAll(async () => {
+  testStore = await openTestStore();
+});
+afterAll(async () => {
+  await testStore?.close();
+});
+
+/** The real store, except that reading a trajectory fails as if the database were unreachable. */
+function failingReads(store: Store): Store {
+  return {
+    ...store,
+    getTrajectory: () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432')),
+  } as unknown as Store;
+}
+
+describe('consumeEpisode', () => {
+  it('asks for redelivery while deliveries remain, then gives up and closes the trajectory', async () => {
+    const { group, trajectories } = await makeGroup(testStore.store, { size: 1, env: 'multi-hop' });
+    const trajectory = trajectories[0] as (typeof trajectories)[number];
+    const context = {
+      store: failingReads(testStore.store),
+      environments,
+      policy: new ScriptedPolicyClient([]),
+    };
+    const message = episodeMessage(group.id, trajectory.id);
+    const early = await consumeEpisode(context, message, { attempt: 3, maxAttempts: 4 });
+    expect(early).toMatchObject({
+      ack: false,
+      error: expect.objectContaining({ message: expect.stringMatching(/ECONNREFUSED/) }),
+    });
+    expect((await testStore.store.getTrajectory(trajectory.id)).trajectory.status).toBe('running');
+    const last = await consumeEpisode(context, message, { attempt: 4, maxAttempts: 4 });
+    expect(last).toEqual({
+      ack: true,
+      outcome: {
+        kind: 'abandoned',
+        reason: 'gave up after 4 deliveries: connect ECONNREFUSED 127.0.0.1:5432',
+      },
+    });
+    const closed = await testStore.store.getTrajectory(trajectory.id);
+    expect(closed.trajectory).toMatchObject({
+      status: 'error',
+      errorReason: 'gave up after 4 deliveries: connect ECONNREFUSED 127.0.0.1:5432',
+    });
+    expect((await testStore.store.getGroup({ groupId: group.id })).group.status).toBe('complete');
+  });
+
+  it('acknowledges malformed messages and unknown trajectories without running anything', async () => {
+    const context = { store: testStore.store, environments, policy: new ScriptedPolicyClient([]) };
+    expect(await consumeEpisode(context, { v: 2 }, { attempt: 1, maxAttempts: 4 })).toMatchObject({
+      ack: true,
+      outcome: { kind: 'skipped', reason: expect.stringMatching(/^invalid message: /) },
+    });
+    const ghost = episodeMessage(
+      '00000000-0000-4000-8000-000000000001',
+      '00000000-0000-4000-8000-000000000002',
+    );
+    expect(await consumeEpisode(context, ghost, { attempt: 1, maxAttempts: 4 })).toMatchObject({
+      ack: true,
+      outcome: { kind: 'skipped', reason: expect.stringMatching(/does not exist/) },
+    });
+  });
+
+  it('closes a trajectory that cannot run (no routing metadata) as a setup error', async () => {
+    const { group, trajectories } = await makeGroup(testStore.store, { size: 1, env: 'multi-hop' });
+    const trajectory = trajectories[0] as (typeof trajectories)[number];
+    const context = { store: testStore.store, environments, policy: new ScriptedPolicyClient([]) };
+    const consumed = await consumeEpisode(context, episodeMessage(group.id, trajectory.id), {
+      attempt: 1,
+      maxAttempts: 4,
+    });
+    expect(consumed).toMatchObject({ ack: true, outcome: { kind: 'failed-setup' } });
+    const closed = await testStore.store.getTrajectory(trajectory.id);
+    expect(closed.trajectory.status).toBe('error');
+    expect(closed.trajectory.errorReason).toMatch(/^setup: trajectory metadata: /);
+  });
+});

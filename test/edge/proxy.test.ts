@@ -1,0 +1,267 @@
+// The recording proxy and the trajectory routes on the Node edge: an agent that only changes its
+// base URL (and sends one header) is recorded turn by turn, token-exact when the endpoint returns
+// ids; history rewrites, closed trajectories and upstream failures are answered as such.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type EdgeHarness, startEdgeHarness } from './support/edge-harness.ts';
+
+let h: EdgeHarness;
+beforeAll(async () => {
+  h = await startEdgeHarness({ defaultModel: 'tiny-base' });
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+async function startTrajectory(body: Record<string, unknown> = { env: 'my-agent' }): Promise<string> {
+  const response = await h.api('/v1/trajectories', { json: body });
+  expect(response.status).toBe(201);
+  return ((await response.json()) as { trajectory: { id: string } }).trajectory.id;
+}
+
+function chat(trajectoryId: string | undefined, body: Record<string, unknown>) {
+  return h.api('/v1/chat/completions', {
+    json: body,
+    headers: trajectoryId ? { 'x-edgerl-trajectory': trajectoryId } : {},
+  });
+}
+
+const opening = [
+  { role: 'system', content: 'You follow keys.' },
+  { role: 'user', content: 'Find the value of key ab.' },
+];
+
+describe('the recording proxy', () => {
+  it('forwards a call, records the new messages and the reply, and hides what the client did not ask for', async () => {
+    const id = await startTrajectory();
+    const calls = h.double.requests.length;
+    const response = await chat(id, { model: 'whatever', messages: opening });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('x-edgerl-turn-index')).toBe('2');
+    const body = (await response.json()) as {
+      choices: Record<string, unknown>[];
+      prompt_token_ids?: unknown;
+    };
+    const choice = body.choices[0] as {
+      message: { tool_calls: { id: string; function: { arguments: string } }[] };
+      logprobs: unknown;
+      token_ids?: unknown;
+    };
+    expect(choice.message.tool_calls[0]?.function.arguments).toBe('{"key":"ab"}');
+    expect(choice.logprobs).toBeNull();
+    expect(choice.token_ids).toBeUndefined();
+    expect(body.prompt_token_ids).toBeUndefined();
+    // Upstream was asked for everything the trainer needs, with the routed model.
+    const sent = h.double.requests[calls]?.body;
+    expect(sent).toMatchObject({ model: 'tiny-base', logprobs: true, return_token_ids: true });
+    const { turns } = await h.store.getTrajectory(id);
+    expect(turns.map((turn) => turn.role)).toEqual(['system', 'user', 'assistant']);
+    const reply = turns[2];
+    const sampled = `<tool_call>{"key":"ab"}</tool_call>`;
+    expect(reply?.completionTokenIds).toEqual([...new TextEncoder().encode(sampled)]);
+    // logprob of token i is −0.125 − i/1024 in the double.
+    expect(reply?.completionLogprobs?.[3]).toBe(-0.125 - 3 / 1024);
+    expect(reply?.toolCalls?.[0]?.id).toBe(choice.message.tool_calls[0]?.id);
+    expect(reply?.metadata).toMatchObject({
+      tokenExact: true,
+      recordedBy: 'proxy',
+      finishReason: 'tool_calls',
+    });
+
+    // The agent runs the tool itself and calls again with the whole conversation.
+    const callId = choice.message.tool_calls[0]?.id as string;
+    const next = await chat(id, {
+      model: 'whatever',
+      logprobs: true,
+      return_token_ids: true,
+      messages: [
+        ...opening,
+        { role: 'assistant', content: null, tool_calls: choice.message.tool_calls },
+        { role: 'tool', tool_call_id: callId, content: [{ type: 'text', text: 'value 4' }] },
+      ],
+    });
+    expect(next.status).toBe(200);
+    const nextBody = (await next.json()) as {
+      choices: { message: { content: string }; logprobs: unknown; token_ids: number[] }[];
+    };
+    expect(nextBody.choices[0]?.message.content).toBe('4');
+    expect(nextBody.choices[0]?.token_ids).toEqual([52]);
+    expect(nextBody.choices[0]?.logprobs).not.toBeNull();
+    const after = await h.store.getTrajectory(id);
+    expect(after.turns.map((turn) => [turn.role, turn.content])).toEqual([
+      ['system', 'You follow keys.'],
+      ['user', 'Find the value of key ab.'],
+      ['assistant', null],
+      ['tool', 'value 4'],
+      ['assistant', '4'],
+    ]);
+    expect(after.turns[3]?.toolCallId).toBe(callId);
+
+    const finished = await h.api(`/v1/trajectories/${id}/finish`, {
+      json: { status: 'finished', reward: 1 },
+    });
+    expect(finished.status).toBe(200);
+    expect(
+      ((await finished.json()) as { trajectory: { status: string; verifierReward: number } }).trajectory,
+    ).toMatchObject({
+      status: 'finished',
+      verifierReward: 1,
+    });
+    const late = await chat(id, { model: 'x', messages: opening });
+    expect(late.status).toBe(409);
+    expect(((await late.json()) as { error: { code: string } }).error.code).toBe('conflict');
+  });
+
+  it('refuses a conversation that rewrites stored history, naming the message', async () => {
+    const id = await startTrajectory();
+    expect((await chat(id, { model: 'm', messages: opening })).status).toBe(200);
+    const rewritten = await chat(id, {
+      model: 'm',
+      messages: [
+        opening[0],
+        { role: 'user', content: 'Something else.' },
+        { role: 'assistant', content: 'hi' },
+      ],
+    });
+    expect(rewritten.status).toBe(409);
+    const error = ((await rewritten.json()) as { error: { field: string; message: string } }).error;
+    expect(error.field).toBe('messages.1');
+    expect(error.message).toMatch(/differs from stored turn 1 \(content\)/);
+  });
+
+  it('passes an upstream error through and records no reply', async () => {
+    const id = await startTrajectory();
+    h.double.fail({
+      kind: 'status',
+      status: 429,
+      body: { error: { message: 'slow down' } },
+      retryAfter: '2',
+    });
+    const response = await chat(id, { model: 'm', messages: opening });
+    expect(response.status).toBe(429);
+    expect(await response.json()).toEqual({ error: { message: 'slow down' } });
+    const { turns } = await h.store.getTrajectory(id);
+    expect(turns.map((turn) => turn.role)).toEqual(['system', 'user']);
+    // The client retries with the same messages: nothing is duplicated, the reply is recorded.
+    expect((await chat(id, { model: 'm', messages: opening })).status).toBe(200);
+    expect((await h.store.getTrajectory(id)).turns.map((turn) => turn.role)).toEqual([
+      'system',
+      'user',
+      'assistant',
+    ]);
+  });
+
+  it('answers an unreachable upstream with 502 and a malformed one with 502', async () => {
+    const id = await startTrajectory();
+    h.double.fail({ kind: 'drop' });
+    const dropped = await chat(id, { model: 'm', messages: opening });
+    expect(dropped.status).toBe(502);
+    expect(((await dropped.json()) as { error: { code: string } }).error.code).toBe('bad-gateway');
+    h.double.fail({ kind: 'text', body: '{"choices": []}' });
+    const malformed = await chat(id, { model: 'm', messages: opening });
+    expect(malformed.status).toBe(502);
+    expect(((await malformed.json()) as { error: { message: string } }).error.message).toMatch(/choices/);
+  });
+
+  it('validates the request: header, messages, n and stream', async () => {
+    const id = await startTrajectory();
+    const cases: [string | undefined, Record<string, unknown>, string][] = [
+      [undefined, { model: 'm', messages: opening }, 'x-edgerl-trajectory'],
+      ['not-a-uuid', { model: 'm', messages: opening }, 'x-edgerl-trajectory'],
+      [id, { model: 'm', messages: [{ role: 'robot', content: 'hi' }] }, 'messages.0.role'],
+      [id, { model: 'm', messages: [{ role: 'tool', content: 'x' }] }, 'messages.0.tool_call_id'],
+      [id, { model: 'm', messages: opening, n: 2 }, 'n'],
+      [id, { model: 'm', messages: opening, stream: true }, 'stream'],
+      [id, { messages: opening }, 'model'],
+    ];
+    for (const [header, body, field] of cases) {
+      const response = await chat(header, body);
+      const json = (await response.json()) as { error: { code: string; field: string } };
+      expect({ status: response.status, field: json.error.field }).toEqual({ status: 400, field });
+    }
+    const missing = await chat('00000000-0000-4000-8000-000000000000', { model: 'm', messages: opening });
+    expect(missing.status).toBe(404);
+  });
+});
+
+describe('trajectory routes', () => {
+  it('reads a trajectory with its turns, and validates ids and finish bodies', async () => {
+    const id = await startTrajectory({ env: 'my-agent', metadata: { user: 'u1' } });
+    const read = await h.api(`/v1/trajectories/${id}`);
+    expect(read.status).toBe(200);
+    const body = (await read.json()) as {
+      trajectory: { env: string; metadata: Record<string, unknown> };
+      turns: unknown[];
+    };
+    expect(body.trajectory.env).toBe('my-agent');
+    expect(body.trajectory.metadata).toMatchObject({ user: 'u1', model: 'tiny-base' });
+    expect(body.turns).toEqual([]);
+    expect((await h.api('/v1/trajectories/nope')).status).toBe(400);
+    const noReason = await h.api(`/v1/trajectories/${id}/finish`, { json: { status: 'error' } });
+    expect(noReason.status).toBe(400);
+    expect(((await noReason.json()) as { error: { field: string } }).error.field).toBe('reason');
+    const badReward = await h.api(`/v1/trajectories/${id}/finish`, {
+      json: { status: 'finished', reward: 2 },
+    });
+    expect(((await badReward.json()) as { error: { field: string } }).error.field).toBe('reward');
+    const failed = await h.api(`/v1/trajectories/${id}/finish`, {
+      json: { status: 'error', reason: 'agent crashed' },
+    });
+    expect(failed.status).toBe(200);
+    const again = await h.api(`/v1/trajectories/${id}/finish`, { json: { status: 'finished' } });
+    expect(again.status).toBe(409);
+  });
+
+  it("streams a running trajectory's turns as server-sent events until it ends, resuming after Last-Event-ID", async () => {
+    h.double.delayMs = 30;
+    try {
+      const started = await h.api('/v1/rollouts', { json: { env: 'multi-hop', groupSize: 1, taskSeed: 5 } });
+      const [id] = ((await started.json()) as { trajectoryIds: string[] }).trajectoryIds as [string];
+      const events = await readEvents(await h.api(`/v1/trajectories/${id}/events`));
+      const turns = events.filter((event) => event.event === 'turn');
+      const { turns: stored } = await h.store.getTrajectory(id);
+      expect(turns.map((event) => Number(event.id))).toEqual(stored.map((turn) => turn.index));
+      expect(turns.map((event) => (JSON.parse(event.data) as { role: string }).role)).toEqual(
+        stored.map((turn) => turn.role),
+      );
+      const end = events.at(-1);
+      expect(end?.event).toBe('end');
+      expect((JSON.parse(end?.data ?? '{}') as { status: string }).status).toBe('finished');
+      // A reconnecting client gets only what it missed.
+      const resumed = await readEvents(
+        await h.api(`/v1/trajectories/${id}/events`, { headers: { 'last-event-id': '2' } }),
+      );
+      expect(resumed.filter((event) => event.event === 'turn').map((event) => Number(event.id))).toEqual(
+        stored.slice(3).map((turn) => turn.index),
+      );
+    } finally {
+      h.double.delayMs = 0;
+    }
+    expect((await h.api('/v1/trajectories/00000000-0000-4000-8000-000000000000/events')).status).toBe(404);
+  });
+});
+
+interface ServerEvent {
+  event: string;
+  id?: string;
+  data: string;
+}
+
+async function readEvents(response: Response): Promise<ServerEvent[]> {
+  expect(response.status).toBe(200);
+  expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+  const text = await response.text();
+  return text
+    .split('\n\n')
+    .filter((block) => block.trim() !== '')
+    .map((block) => {
+      const event: ServerEvent = { event: 'message', data: '' };
+      for (const line of block.split('\n')) {
+        const [field, ...rest] = line.split(':');
+        const value = rest.join(':').replace(/^ /, '');
+        if (field === 'event') event.event = value;
+        else if (field === 'id') event.id = value;
+        else if (field === 'data') event.data += value;
+      }
+      return event;
+    });
+}

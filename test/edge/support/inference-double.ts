@@ -1,0 +1,195 @@
+// TEST DOUBLE: an OpenAI-compatible chat completions endpoint (node:http on 127.0.0.1, a free port)
+// that plays a perfect multi-hop agent: it reads the conversation and calls `lookup` on the key the
+// prompt or the last tool result names, then answers the value it was told. Replies carry vLLM's
+// extras when asked (`token_ids` = the UTF-8 bytes of the reply text, `prompt_token_ids`, logprobs),
+// so recorded turns are token-exact. Faults are scripted per call (a status with a body, a delay, a
+// dropped connection) to exercise retries, in-process or through `POST /__control/fail` from another
+// process (`GET /__control/stats` counts calls). Every completion request is recorded. Not a model.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export type Fault =
+  | {
+      readonly kind: 'status';
+      readonly status: number;
+      readonly body?: unknown;
+      readonly retryAfter?: string;
+    }
+  | { readonly kind: 'drop' }
+  | { readonly kind: 'text'; readonly body: string };
+
+export interface InferenceRequest {
+  readonly path: string;
+  readonly authorization?: string;
+  readonly body: Record<string, unknown>;
+}
+
+export interface InferenceDouble {
+  /** API root, e.g. http://127.0.0.1:41234/v1. */
+  readonly baseUrl: string;
+  readonly requests: InferenceRequest[];
+  /** Completions answered with 200. */
+  readonly completions: number;
+  /** Queues faults for the next calls, one per call. */
+  fail(...faults: Fault[]): void;
+  /** Milliseconds each answer waits before it is sent (simulated model time). */
+  delayMs: number;
+  close(): Promise<void>;
+}
+
+interface Message {
+  role: string;
+  /** Text, or OpenAI text parts. */
+  content?: string | { text?: string }[] | null;
+}
+
+function textOf(content: Message['content']): string {
+  if (Array.isArray(content)) return content.map((part) => part.text ?? '').join('');
+  return content ?? '';
+}
+
+/** The next move of a perfect multi-hop agent, as assistant text or one lookup call. */
+export function multiHopMove(messages: readonly Message[]): { text: string } | { lookup: string } {
+  const last = messages.at(-1);
+  if (last?.role === 'user') {
+    const key = /key ([a-z]{2})\b/.exec(textOf(last.content))?.[1];
+    return key ? { lookup: key } : { text: 'I do not know.' };
+  }
+  if (last?.role === 'tool') {
+    const result = /^(next|value) (\S+)$/.exec(textOf(last.content).trim());
+    if (result?.[1] === 'next') return { lookup: result[2] as string };
+    if (result?.[1] === 'value') return { text: result[2] as string };
+    return { text: '0' };
+  }
+  return { text: 'ok' };
+}
+
+export async function startInferenceDouble(options: { delayMs?: number } = {}): Promise<InferenceDouble> {
+  const faults: Fault[] = [];
+  const requests: InferenceRequest[] = [];
+  let completions = 0;
+  let callNumber = 0;
+  const double = {
+    baseUrl: '',
+    requests,
+    get completions() {
+      return completions;
+    },
+    fail: (...more: Fault[]) => {
+      faults.push(...more);
+    },
+    delayMs: options.delayMs ?? 0,
+    close: async () => {},
+  };
+  const server = createServer(async (request: IncomingMessage, response: ServerResponse) => {
+    const text = await readBody(request);
+    let body: Record<string, unknown>;
+    try {
+      body = (text === '' ? {} : JSON.parse(text)) as Record<string, unknown>;
+    } catch {
+      return send(response, 400, { error: { message: 'body is not JSON' } });
+    }
+    // Control routes, for callers in another process (the Worker under test, the bench).
+    if (request.url === '/__control/fail' && request.method === 'POST') {
+      faults.push(...((body.faults ?? []) as Fault[]));
+      return send(response, 200, { queued: faults.length });
+    }
+    if (request.url === '/__control/stats') {
+      return send(response, 200, { requests: requests.length, completions });
+    }
+    requests.push({
+      path: request.url ?? '',
+      ...(request.headers.authorization ? { authorization: request.headers.authorization } : {}),
+      body,
+    });
+    if (request.method !== 'POST' || request.url !== '/v1/chat/completions') {
+      return send(response, 404, { error: { message: `no route ${request.method} ${request.url}` } });
+    }
+    const fault = faults.shift();
+    if (fault?.kind === 'drop') return request.socket.destroy();
+    if (fault?.kind === 'text') return send(response, 200, fault.body);
+    if (fault?.kind === 'status') {
+      if (fault.retryAfter) response.setHeader('retry-after', fault.retryAfter);
+      return send(response, fault.status, fault.body ?? { error: { message: `scripted ${fault.status}` } });
+    }
+    if (double.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, double.delayMs));
+    callNumber += 1;
+    try {
+      const answer = completion(body, callNumber);
+      completions += 1;
+      send(response, 200, answer);
+    } catch (error) {
+      send(response, 500, { error: { message: `inference double: ${String(error)}` } });
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  double.baseUrl = `http://127.0.0.1:${port}/v1`;
+  double.close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  return double;
+}
+
+function completion(body: Record<string, unknown>, callNumber: number): Record<string, unknown> {
+  const messages = (Array.isArray(body.messages) ? body.messages : []) as Message[];
+  const move = multiHopMove(messages);
+  const toolCall =
+    'lookup' in move
+      ? {
+          id: `call_d${callNumber}`,
+          type: 'function',
+          function: { name: 'lookup', arguments: JSON.stringify({ key: move.lookup }) },
+        }
+      : undefined;
+  // The text the ids stand for: what a Hermes-style model would emit for this reply.
+  const sampled = toolCall
+    ? `<tool_call>${toolCall.function.arguments}</tool_call>`
+    : (move as { text: string }).text;
+  const ids = [...new TextEncoder().encode(sampled)];
+  const logprobs = ids.map((_, i) => -0.125 - i / 1024);
+  const wantIds = body.return_token_ids === true;
+  return {
+    id: `chatcmpl-double-${callNumber}`,
+    object: 'chat.completion',
+    model: typeof body.model === 'string' ? body.model : 'double',
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: toolCall ? null : sampled,
+          ...(toolCall ? { tool_calls: [toolCall] } : {}),
+        },
+        finish_reason: toolCall ? 'tool_calls' : 'stop',
+        logprobs:
+          body.logprobs === true
+            ? { content: ids.map((id, i) => ({ token: String(id), logprob: logprobs[i] })) }
+            : null,
+        ...(wantIds ? { token_ids: ids } : {}),
+      },
+    ],
+    ...(wantIds ? { prompt_token_ids: [1, 2, 3, messages.length] } : {}),
+    usage: { prompt_tokens: 4, completion_tokens: ids.length, total_tokens: 4 + ids.length },
+  };
+}
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
+}
+
+function send(response: ServerResponse, status: number, body: unknown): void {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  response.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+  });
+  response.end(text);
+}

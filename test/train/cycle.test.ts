@@ -1,0 +1,244 @@
+// Full trainer cycles in process, against the embedded store and the local inference endpoint
+// (`serveModel` on port 0) with the tiny model: verifier rewards end in a published, servable adapter
+// that moved the positive trajectories' logprobs up and the negative ones' down; RULER rewards go
+// through the judge double; a failed publication leaves the previous version serving, says why, and
+// is finished by the next run without training again.
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Store } from '../../db/store.ts';
+import { loadModel, type PolicyModel } from '../../trainer/model/policy-model.ts';
+import type { ChatTokenizer } from '../../trainer/model/tokenizer/chat-tokenizer.ts';
+import { loadTokenizer } from '../../trainer/model/tokenizer/load-tokenizer.ts';
+import { createJudgeClient } from '../../trainer/ruler/judge-client.ts';
+import { resolveRulerConfig } from '../../trainer/ruler/ruler-config.ts';
+import { type ServingModel, serveModel } from '../../trainer/serve/serve-model.ts';
+import { buildBatch } from '../../trainer/train/build-batch.ts';
+import { readOptimizerState } from '../../trainer/train/checkpoint.ts';
+import { storedMessages } from '../../trainer/train/prepare-step.ts';
+import { silentProgress } from '../../trainer/train/progress.ts';
+import { runCycle } from '../../trainer/train/run-cycle.ts';
+import { resolveTrainConfig, type TrainConfigInput } from '../../trainer/train/train-config.ts';
+import { type TrainerDeps, TrainerSession } from '../../trainer/train/trainer-session.ts';
+import { answerWith, type JudgeServer, startJudgeServer } from '../doubles/judge-server.ts';
+import { openTestStore, type TestStore } from '../support/open-test-store.ts';
+import { seedGroup, seedPolicy } from './support/seed-groups.ts';
+import { useWasm, writeTinyModelDir } from './support/tiny-policy.ts';
+
+let root: string;
+let modelDir: string;
+let testStore: TestStore;
+let store: Store;
+let serving: ServingModel;
+let sampler: PolicyModel;
+let tokenizer: ChatTokenizer;
+let judge: JudgeServer;
+
+beforeAll(async () => {
+  await useWasm();
+  root = await mkdtemp(join(tmpdir(), 'edgerl-train-'));
+  modelDir = join(root, 'model');
+  await writeTinyModelDir(modelDir);
+  [sampler, tokenizer] = await Promise.all([loadModel(modelDir), loadTokenizer(modelDir)]);
+  testStore = await openTestStore();
+  store = testStore.store;
+  serving = await serveModel({ modelDir, port: 0, log: () => {} });
+  judge = await startJudgeServer();
+});
+
+afterAll(async () => {
+  await serving?.close();
+  await judge?.close();
+  sampler?.dispose();
+  await testStore?.close();
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+function config(policyName: string, overrides: Partial<TrainConfigInput> = {}) {
+  return resolveTrainConfig({
+    policyName,
+    modelDir,
+    outputDir: join(root, `out-${policyName}`),
+    inference: { baseUrl: `${serving.url}/v1`, timeoutMs: 30_000 },
+    owner: `test:${policyName}`,
+    reward: 'verifier',
+    groupsPerStep: 4,
+    loss: { learningRate: 5e-3, weightDecay: 0 },
+    lora: { r: 4, alpha: 8, targets: ['q_proj', 'v_proj', 'down_proj'] },
+    ...overrides,
+  });
+}
+
+function deps(extra: Partial<TrainerDeps> = {}): TrainerDeps {
+  return { store, progress: silentProgress, ...extra };
+}
+
+async function row(sql: string, params: unknown[]): Promise<unknown[]> {
+  return (await store.sql.query(sql, params)).rows[0] as unknown[];
+}
+
+/** Σ of trained-token logprobs per trajectory, under `adapter` (null: the base model). */
+async function trainedLogprobSums(model: PolicyModel, trajectoryIds: readonly string[], adapter: string | null) {
+  const trajectories = await Promise.all(
+    trajectoryIds.map(async (id) => {
+      const { trajectory, turns } = await store.getTrajectory(id);
+      return { trajectoryId: id, groupId: null, messages: storedMessages({ ...trajectory, turns }), advantage: 1 };
+    }),
+  );
+  const { sequences } = buildBatch(tokenizer, trajectories, { vocabSize: model.config.vocabSize, maxTokens: 4096 });
+  const logprobs = await model.logprobs(
+    sequences.map((sequence) => sequence.ids),
+    { adapter },
+  );
+  return sequences.map((sequence, index) =>
+    (logprobs[index] as number[]).reduce((sum, value, t) => sum + (sequence.targetMask[t] ? value : 0), 0),
+  );
+}
+
+describe('edgerl train --once (in process)', () => {
+  it('trains on verifier rewards and publishes a servable adapter; groups without spread are consumed as no-signal', async () => {
+    const { policy, base } = await seedPolicy(store, 'agent-v');
+    // Group 1 rewards 1, 0, 1, 0: mean 0.5, advantages +0.5, −0.5, +0.5, −0.5 (no std division).
+    const signal = await seedGroup(store, sampler, tokenizer, { versionId: base.id, rewards: [1, 0, 1, 0], seed: 1 });
+    // Group 2 rewards all 1: no spread, no gradient.
+    const flat = await seedGroup(store, sampler, tokenizer, { versionId: base.id, rewards: [1, 1, 1, 1], seed: 2 });
+    const session = await TrainerSession.open(config('agent-v'), deps());
+    try {
+      const report = await runCycle(session);
+      expect(report).toMatchObject({ kind: 'published', adapterName: 'agent-v@1', version: 1, steps: 1, resumed: false });
+      if (report.kind !== 'published') throw new Error('not published');
+      expect(new Set(report.groupIds)).toEqual(new Set([signal.groupId, flat.groupId]));
+
+      // The store: version 1 published and default, child of the base, trained by the run.
+      const version = await store.getDefaultVersion({ policyId: policy.id });
+      expect(version).toMatchObject({ id: report.versionId, status: 'published', parentVersionId: base.id });
+      expect(version?.adapterUri).toBe(join(session.config.servingDir, 'agent-v@1'));
+      const groups = await Promise.all(
+        [signal, flat].map(async (seeded) => (await store.getGroup({ groupId: seeded.groupId })).group),
+      );
+      expect(groups.map((group) => [group.status, group.statusReason, group.trainingRunId])).toEqual([
+        ['trained', null, version?.trainingRunId],
+        ['trained', 'no-signal', version?.trainingRunId],
+      ]);
+      // One step record. Rewards 1,0,1,0,1,1,1,1: mean 6/8 = 0.75, population std √(0.75·0.25) ≈ 0.433;
+      // trained advantages ±0.5, so |A| mean 0.5; tokens = every sampled id of group 1 (eos included).
+      const [metrics, stepGroups] = (await row(
+        'select metrics, group_ids from training_steps where training_run_id = $1 and step = 1',
+        [version?.trainingRunId],
+      )) as [Record<string, number>, string[]];
+      expect(metrics['reward/mean']).toBeCloseTo(0.75, 10);
+      expect(metrics['reward/std']).toBeCloseTo(Math.sqrt(0.75 * 0.25), 10);
+      expect(metrics['advantage/abs_mean']).toBeCloseTo(0.5, 10);
+      expect(metrics['groups/used']).toBe(1);
+      expect(metrics['groups/no_signal']).toBe(1);
+      expect(metrics.tokens).toBe(signal.completions.reduce((sum, ids) => sum + ids.length, 0));
+      expect(metrics['turns/sampled']).toBe(4);
+      expect(metrics['tokens/on_policy']).toBe(0);
+      expect(metrics['grad/norm']).toBeGreaterThan(0);
+      expect(metrics['tokens/per_second']).toBeGreaterThan(0);
+      expect(stepGroups).toEqual([signal.groupId]);
+      // Drift is recorded per trained trajectory.
+      const { trajectory } = await store.getTrajectory(signal.trajectoryIds[0] as string);
+      expect(trajectory.metadata).toMatchObject({ training: { sampledTurns: 1, retokenizedTurns: 0 } });
+
+      // Checkpoint 0001: PEFT files, optimizer moments after one step, committed.
+      const checkpoint = join(session.config.outputDir, 'checkpoints', '0001');
+      expect((await readdir(checkpoint)).sort()).toEqual(
+        ['adapter_config.json', 'adapter_model.safetensors', 'committed.json', 'optimizer.safetensors', 'publication.json', 'trainer_state.json'],
+      );
+      expect((await readOptimizerState(checkpoint)).step).toBe(1);
+
+      // Servable: listed, and a completion through it answers.
+      const models = (await (await fetch(`${serving.url}/v1/models`)).json()) as { data: { id: string }[] };
+      expect(models.data.map((entry) => entry.id)).toContain('agent-v@1');
+      const completion = await fetch(`${serving.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'agent-v@1', messages: signal.prompt, max_tokens: 3 }),
+      });
+      expect(completion.status).toBe(200);
+
+      // The published adapter raised the positive trajectories' logprobs and lowered the negative ones'.
+      await sampler.loadAdapter('published-v1', version?.adapterUri as string);
+      const before = await trainedLogprobSums(sampler, signal.trajectoryIds, null);
+      const after = await trainedLogprobSums(sampler, signal.trajectoryIds, 'published-v1');
+      sampler.removeAdapter('published-v1');
+      const delta = after.map((value, index) => value - (before[index] as number));
+      expect((delta[0] as number) + (delta[2] as number)).toBeGreaterThan(0);
+      expect((delta[1] as number) + (delta[3] as number)).toBeLessThan(0);
+
+      // Nothing left: the next cycle is idle.
+      expect(await runCycle(session)).toEqual({ kind: 'idle', setAside: 0 });
+    } finally {
+      await session.close();
+    }
+  });
+
+  it('scores with RULER (the judge double) before training', async () => {
+    const { policy, base } = await seedPolicy(store, 'agent-r');
+    const seeded = await seedGroup(store, sampler, tokenizer, { versionId: base.id, rewards: [0, 0, 0, 0], seed: 3 });
+    judge.enqueue(answerWith((block) => block.position / 4)); // 0, 0.25, 0.5, 0.75 by position
+    const rulerConfig = resolveRulerConfig({ baseUrl: judge.baseUrl, model: 'judge-double' });
+    const session = await TrainerSession.open(
+      config('agent-r', { reward: 'ruler' }),
+      deps({ judge: { config: rulerConfig, client: createJudgeClient(rulerConfig) } }),
+    );
+    try {
+      const report = await runCycle(session);
+      expect(report).toMatchObject({ kind: 'published', adapterName: 'agent-r@1' });
+      judge.verify();
+      expect(judge.requests).toHaveLength(1);
+      const { group, trajectories } = await store.getGroup({ groupId: seeded.groupId });
+      expect(group.status).toBe('trained');
+      // The verifier rewards (all 0) are ignored in 'ruler' mode: the judge's scores are the rewards.
+      expect(trajectories.map((t) => t.finalReward).sort()).toEqual([0, 0.25, 0.5, 0.75]);
+      expect(trajectories.every((t) => t.judgeScore === t.finalReward)).toBe(true);
+      expect((await store.getDefaultVersion({ policyId: policy.id }))?.adapterName).toBe('agent-r@1');
+    } finally {
+      await session.close();
+    }
+  });
+
+  it('a failed publication leaves the previous version serving and says why; the next run finishes it', async () => {
+    const { policy, base } = await seedPolicy(store, 'agent-f');
+    const seeded = await seedGroup(store, sampler, tokenizer, { versionId: base.id, rewards: [1, 0, 0, 1], seed: 4 });
+    // The server is told to load from a directory it cannot see: load_lora_adapter answers 404.
+    const broken = config('agent-f', { serverAdapterDir: join(root, 'nowhere') });
+    const first = await TrainerSession.open(broken, deps());
+    try {
+      const report = await runCycle(first);
+      expect(report).toMatchObject({ kind: 'publish-failed', adapterName: 'agent-f@1', stage: 'load' });
+    } finally {
+      await first.close();
+    }
+    expect((await store.getDefaultVersion({ policyId: policy.id }))?.id).toBe(base.id);
+    const [status, metadata] = (await row(
+      `select status, metadata from policy_versions where adapter_name = 'agent-f@1'`,
+      [],
+    )) as [string, Record<string, unknown>];
+    expect(status).toBe('training');
+    expect(String(metadata.publishError)).toMatch(/^load: POST \/load_lora_adapter answered 404/);
+    expect((await store.getGroup({ groupId: seeded.groupId })).group.status).toBe('complete');
+    const checkpoint = join(broken.outputDir, 'checkpoints', '0001');
+    expect(existsSync(join(checkpoint, 'committed.json'))).toBe(false);
+
+    // Fixed configuration, same output directory: the checkpoint is published, no new step is taken.
+    const second = await TrainerSession.open(config('agent-f'), deps());
+    try {
+      const report = await runCycle(second);
+      expect(report).toMatchObject({ kind: 'published', adapterName: 'agent-f@1', resumed: true, steps: 1 });
+    } finally {
+      await second.close();
+    }
+    expect((await store.getDefaultVersion({ policyId: policy.id }))?.adapterName).toBe('agent-f@1');
+    expect((await store.getGroup({ groupId: seeded.groupId })).group.status).toBe('trained');
+    expect(existsSync(join(broken.outputDir, 'checkpoints', '0002'))).toBe(false);
+    const [steps] = (await row(
+      'select count(*)::int from training_steps s join policy_versions v on v.training_run_id = s.training_run_id where v.adapter_name = $1',
+      ['agent-f@1'],
+    )) as [number];
+    expect(steps).toBe(1);
+  });
+});

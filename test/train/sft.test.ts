@@ -1,0 +1,148 @@
+// `edgerl train --sft` in process: chosen trajectories (verifier reward ≥ 1) and JSONL demonstrations
+// are trained with next-token loss, published as a version, and leave the groups for RL; a GRPO run in
+// the same output directory then continues that adapter with fresh optimiser moments.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Store } from '../../db/store.ts';
+import type { ChatMessage } from '../../protocol/chat.ts';
+import { loadModel, type PolicyModel } from '../../trainer/model/policy-model.ts';
+import type { ChatTokenizer } from '../../trainer/model/tokenizer/chat-tokenizer.ts';
+import { loadTokenizer } from '../../trainer/model/tokenizer/load-tokenizer.ts';
+import { type ServingModel, serveModel } from '../../trainer/serve/serve-model.ts';
+import { buildBatch } from '../../trainer/train/build-batch.ts';
+import { silentProgress } from '../../trainer/train/progress.ts';
+import { runCycle } from '../../trainer/train/run-cycle.ts';
+import { readDemonstrations, runSft } from '../../trainer/train/sft.ts';
+import { resolveTrainConfig } from '../../trainer/train/train-config.ts';
+import { TrainerSession } from '../../trainer/train/trainer-session.ts';
+import { openTestStore, type TestStore } from '../support/open-test-store.ts';
+import { seedGroup, seedPolicy } from './support/seed-groups.ts';
+import { useWasm, writeTinyModelDir } from './support/tiny-policy.ts';
+
+let root: string;
+let modelDir: string;
+let testStore: TestStore;
+let store: Store;
+let serving: ServingModel;
+let sampler: PolicyModel;
+let tokenizer: ChatTokenizer;
+
+beforeAll(async () => {
+  await useWasm();
+  root = await mkdtemp(join(tmpdir(), 'edgerl-sft-'));
+  modelDir = join(root, 'model');
+  await writeTinyModelDir(modelDir);
+  [sampler, tokenizer] = await Promise.all([loadModel(modelDir), loadTokenizer(modelDir)]);
+  testStore = await openTestStore();
+  store = testStore.store;
+  serving = await serveModel({ modelDir, port: 0, log: () => {} });
+});
+
+afterAll(async () => {
+  await serving?.close();
+  sampler?.dispose();
+  await testStore?.close();
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+const demonstration: ChatMessage[] = [
+  { role: 'system', content: 'Answer in one word.' },
+  { role: 'user', content: 'Capital of France?' },
+  { role: 'assistant', content: 'Paris' },
+];
+
+describe('edgerl train --sft (in process)', () => {
+  it('trains chosen trajectories and demonstrations, publishes, and leaves the groups to RL', async () => {
+    const { policy, base } = await seedPolicy(store, 'agent-sft');
+    const seeded = await seedGroup(store, sampler, tokenizer, { versionId: base.id, rewards: [1, 0, 1, 0], seed: 7 });
+    const demos = join(root, 'demos.jsonl');
+    await writeFile(demos, `${JSON.stringify({ messages: demonstration })}\n\n`);
+    const outputDir = join(root, 'out');
+    const common = {
+      policyName: 'agent-sft',
+      modelDir,
+      outputDir,
+      inference: { baseUrl: `${serving.url}/v1` },
+      owner: 'test:sft',
+      lora: { r: 4, alpha: 8, targets: ['q_proj' as const, 'v_proj' as const] },
+    };
+    const config = resolveTrainConfig({
+      ...common,
+      mode: 'sft',
+      sft: { minReward: 1, rewardField: 'verifier', demonstrationsFile: demos, epochs: 2, sequencesPerStep: 2, learningRate: 1e-2 },
+    });
+    const session = await TrainerSession.open(config, { store, progress: silentProgress });
+    let sums: { before: number[]; after: number[] };
+    try {
+      const inputs = [
+        ...(await Promise.all(
+          [seeded.trajectoryIds[0], seeded.trajectoryIds[2]].map(async (id) => {
+            const { turns } = await store.getTrajectory(id as string);
+            const assistant = turns.find((turn) => turn.role === 'assistant');
+            return {
+              trajectoryId: id as string,
+              groupId: null,
+              messages: [
+                ...seeded.prompt,
+                { role: 'assistant' as const, content: assistant?.content ?? '', completionTokenIds: assistant?.completionTokenIds ?? [] },
+              ],
+              advantage: 1,
+            };
+          }),
+        )),
+        ...(await readDemonstrations(demos)),
+      ];
+      const { sequences } = buildBatch(tokenizer, inputs, { vocabSize: sampler.config.vocabSize, maxTokens: 4096 });
+      const trainedSum = async (adapter: string | null) =>
+        (await sampler.logprobs(sequences.map((s) => s.ids), { adapter })).map((row, index) =>
+          row.reduce((sum, value, t) => sum + (sequences[index]?.targetMask[t] ? value : 0), 0),
+        );
+      const report = await runSft(session);
+      expect(report).toMatchObject({ kind: 'published', adapterName: 'agent-sft@1', groupIds: [] });
+      // 3 sequences (2 chosen trajectories + 1 demonstration), batches of 2, 2 epochs: 2 + 2 = 4 steps.
+      expect(report.kind === 'published' && report.steps).toBe(4);
+      const version = await store.getDefaultVersion({ policyId: policy.id });
+      await sampler.loadAdapter('sft', version?.adapterUri as string);
+      sums = { before: await trainedSum(null), after: await trainedSum('sft') };
+      sampler.removeAdapter('sft');
+    } finally {
+      await session.close();
+    }
+    sums.after.forEach((value, index) => expect(value).toBeGreaterThan(sums.before[index] as number));
+    expect((await store.getGroup({ groupId: seeded.groupId })).group.status).toBe('complete');
+    const [mode] = (await store.sql.query(
+      `select r.config->>'mode' from training_runs r join policies p on p.id = r.policy_id where p.name = 'agent-sft'`,
+      [],
+    )).rows[0] as [string];
+    expect(mode).toBe('sft');
+
+    // RL in the same directory continues from the SFT adapter, with a new run and fresh moments.
+    const lines: string[] = [];
+    const rl = await TrainerSession.open(resolveTrainConfig({ ...common, reward: 'verifier' }), {
+      store,
+      progress: { line: (text) => lines.push(text), microBatch() {}, stepEnd() {} },
+    });
+    try {
+      expect(rl.lineage.step).toBe(4);
+      expect(rl.pending).toBeUndefined();
+      expect(rl.optimizer.step).toBe(0);
+      expect(lines.join('\n')).toMatch(/written by sft; starting rl with fresh optimiser moments/);
+      const report = await runCycle(rl);
+      expect(report).toMatchObject({ kind: 'published', adapterName: 'agent-sft@2' });
+      const version = await store.getDefaultVersion({ policyId: policy.id });
+      expect(version?.parentVersionId).not.toBeNull();
+      const [parent] = (await store.sql.query('select adapter_name from policy_versions where id = $1', [version?.parentVersionId])).rows[0] as [string];
+      expect(parent).toBe('agent-sft@1');
+    } finally {
+      await rl.close();
+    }
+  });
+
+  it('names the bad line of a demonstrations file', async () => {
+    const path = join(root, 'bad.jsonl');
+    await writeFile(path, `${JSON.stringify({ messages: demonstration })}\n{"messages": [{"role": "user"}]}\n`);
+    await expect(readDemonstrations(path)).rejects.toThrow(/bad\.jsonl:2: messages\.0/);
+  });
+});

@@ -1,0 +1,244 @@
+// The edge Worker inside workerd (the vitest Cloudflare pool): the Hono app served by the Worker's
+// fetch handler, episodes fanned out through a real (local) Cloudflare Queue to the Worker's queue
+// consumer, and the store on the Neon serverless driver against a real Postgres through a
+// WebSocket-to-TCP tunnel. Database tests need EDGERL_TEST_DATABASE_URL (CI's server run).
+import { createExecutionContext, createMessageBatch, env, getQueueResult, SELF } from 'cloudflare:test';
+import { describe, expect, inject, it } from 'vitest';
+import { openNeonStore } from '../../db/open-neon-store.ts';
+import { multiHop, solve } from '../../edge/env/multi-hop.ts';
+import { episodeMessage } from '../../edge/rollouts/episode-message.ts';
+import worker, { queueMaxDeliveries, type WorkerEnv } from '../../edge/worker.ts';
+
+const context = inject('workerd');
+const key = 'workerd-test-key';
+
+function api(path: string, init: RequestInit & { json?: unknown } = {}): Promise<Response> {
+  const { json, ...rest } = init;
+  const headers = new Headers(rest.headers);
+  if (!headers.has('authorization')) headers.set('authorization', `Bearer ${key}`);
+  if (json !== undefined) headers.set('content-type', 'application/json');
+  return SELF.fetch(`https://edge.test${path}`, {
+    ...rest,
+    headers,
+    ...(json !== undefined ? { method: rest.method ?? 'POST', body: JSON.stringify(json) } : {}),
+  });
+}
+
+describe('the Worker without a database', () => {
+  it('serves /health and refuses requests without a valid key', async () => {
+    expect(await (await SELF.fetch('https://edge.test/health')).json()).toEqual({
+      ok: true,
+      service: 'edgerl-edge',
+    });
+    const anonymous = await SELF.fetch('https://edge.test/v1/groups');
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    const wrong = await api('/v1/groups', { headers: { authorization: 'Bearer nope' } });
+    expect(wrong.status).toBe(401);
+  });
+
+  it('answers invalid input with a 400 naming the field', async () => {
+    const response = await api('/v1/rollouts', { json: { env: 'multi-hop', groupSize: -1 } });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { field: string } }).error.field).toBe('groupSize');
+    const unknown = await api('/v1/rollouts', { json: { env: 'nope', groupSize: 1 } });
+    expect(((await unknown.json()) as { error: { field: string } }).error.field).toBe('env');
+  });
+
+  it('says which secret is missing instead of failing obscurely', async () => {
+    const broken = { ...(env as unknown as WorkerEnv), EDGE_API_KEYS: '' };
+    const response = await worker.fetch(
+      new Request('https://edge.test/v1/groups'),
+      broken,
+      createExecutionContext(),
+    );
+    expect(response.status).toBe(503);
+    expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(
+      /EDGE_API_KEYS/,
+    );
+  });
+
+  it("keeps the consumer's delivery limit in step with wrangler.toml", () => {
+    // wrangler.toml: max_retries = 3 deliveries after the first.
+    expect(queueMaxDeliveries).toBe(3 + 1);
+  });
+});
+
+describe.runIf(context.databaseUrl)('the Worker on Postgres through the Neon driver', () => {
+  it('runs a rollout group through the queue consumer to completion', async () => {
+    const started = await api('/v1/rollouts', { json: { env: 'multi-hop', groupSize: 2, taskSeed: 3 } });
+    expect(started.status).toBe(202);
+    const { groupId } = (await started.json()) as { groupId: string };
+    await expect
+      .poll(
+        async () => {
+          const body = (await (await api(`/v1/groups/${groupId}`)).json()) as { group: { status: string } };
+          return body.group.status;
+        },
+        { timeout: 30_000, interval: 250 },
+      )
+      .toBe('complete');
+    const { trajectories } = (await (await api(`/v1/groups/${groupId}?turns=true`)).json()) as {
+      trajectories: {
+        status: string;
+        verifierReward: number;
+        turns: { role: string; completionTokenIds: number[] | null }[];
+      }[];
+    };
+    expect(trajectories.map((trajectory) => [trajectory.status, trajectory.verifierReward])).toEqual([
+      ['finished', 1],
+      ['finished', 1],
+    ]);
+    const roles = trajectories[0]?.turns.map((turn) => turn.role);
+    expect(roles?.slice(0, 3)).toEqual(['system', 'user', 'assistant']);
+    expect(roles?.at(-1)).toBe('assistant');
+    expect(trajectories[0]?.turns.at(-1)?.completionTokenIds?.length).toBe(1);
+  });
+});
+
+describe.runIf(context.databaseUrl)('the queue consumer in workerd', () => {
+  const storeFor = () =>
+    openNeonStore({
+      url: context.databaseUrl,
+      neon: {
+        wsProxy: (host, port) => `${context.tunnel}/v2?address=${host}:${port}`,
+        useSecureWebSocket: false,
+        pipelineTLS: false,
+        pipelineConnect: false,
+      },
+    });
+  const stats = async () =>
+    (await (await fetch(`${context.inferenceBaseUrl.replace(/\/v1$/, '')}/__control/stats`)).json()) as {
+      requests: number;
+    };
+
+  async function deliver(body: unknown, attempts = 1, workerEnv = env as unknown as WorkerEnv) {
+    const batch = createMessageBatch('edgerl-episodes', [
+      { id: 'message-1', timestamp: new Date(), attempts, body },
+    ]);
+    const executionContext = createExecutionContext();
+    await worker.queue(batch, workerEnv, executionContext);
+    return getQueueResult(batch, executionContext);
+  }
+
+  /** A group of one whose message was never sent, with `turns` of its ideal episode already stored. */
+  async function interruptedEpisode(turns: number) {
+    const store = await storeFor();
+    try {
+      const task = multiHop.sampleTask('train', 31);
+      const stored = await store.upsertTask({
+        env: 'multi-hop',
+        key: task.id,
+        input: task,
+        split: task.split,
+      });
+      const group = await store.createGroup({ taskId: stored.id, size: 1 });
+      const trajectory = await store.startTrajectory({
+        groupId: group.id,
+        metadata: { model: 'tiny-base', slot: 0, settings: {} },
+      });
+      for (const [index, message] of solve(task).slice(0, turns).entries()) {
+        await store.appendTurn({
+          trajectoryId: trajectory.id,
+          index,
+          role: message.role,
+          content: message.content,
+          ...(message.role === 'assistant' && message.tool_calls ? { toolCalls: message.tool_calls } : {}),
+          ...(message.role === 'assistant' ? { metadata: { finishReason: 'tool_calls' } } : {}),
+          ...(message.role === 'tool' ? { toolCallId: message.tool_call_id } : {}),
+        });
+      }
+      return { task, groupId: group.id, trajectoryId: trajectory.id };
+    } finally {
+      await store.close();
+    }
+  }
+
+  it('resumes a re-delivered episode after its stored turns, then acknowledges repeats without running', async () => {
+    const { task, groupId, trajectoryId } = await interruptedEpisode(3);
+    const before = (await stats()).requests;
+    const first = await deliver(episodeMessage(groupId, trajectoryId));
+    expect(first.explicitAcks).toEqual(['message-1']);
+    // The pending lookup ran as a tool; the policy was asked for the remaining hops and the answer.
+    expect((await stats()).requests - before).toBe(task.hops);
+    const read = (await (await api(`/v1/trajectories/${trajectoryId}`)).json()) as {
+      trajectory: { status: string; verifierReward: number };
+      turns: { role: string; content: string | null }[];
+    };
+    expect(read.trajectory).toMatchObject({ status: 'finished', verifierReward: 1 });
+    expect(read.turns.map((turn) => [turn.role, turn.content])).toEqual(
+      solve(task).map((message) => [message.role, message.content]),
+    );
+    const again = await deliver(episodeMessage(groupId, trajectoryId), 2);
+    expect(again.explicitAcks).toEqual(['message-1']);
+    expect((await stats()).requests - before).toBe(task.hops);
+  });
+
+  it('asks for redelivery while the store is unreachable, and closes the trajectory on the last delivery', async () => {
+    const { groupId, trajectoryId } = await interruptedEpisode(2);
+    const unreachable = {
+      ...(env as unknown as WorkerEnv),
+      DATABASE_URL: 'postgres://nobody@127.0.0.1:9/none',
+    };
+    const failed = await deliver(episodeMessage(groupId, trajectoryId), 1, unreachable);
+    expect(failed.explicitAcks).toEqual([]);
+    // (The pool's queue result does not report the delay; retryDelaySeconds has its own test.)
+    expect(failed.retryMessages).toEqual([expect.objectContaining({ msgId: 'message-1' })]);
+    // Last delivery with a working store: runs normally.
+    const last = await deliver(episodeMessage(groupId, trajectoryId), queueMaxDeliveries);
+    expect(last.explicitAcks).toEqual(['message-1']);
+    const read = (await (await api(`/v1/trajectories/${trajectoryId}`)).json()) as {
+      trajectory: { status: string };
+    };
+    expect(read.trajectory.status).toBe('finished');
+  });
+
+  it('retries a failing policy call inside the episode', async () => {
+    const { groupId, trajectoryId } = await interruptedEpisode(2);
+    await fetch(`${context.inferenceBaseUrl.replace(/\/v1$/, '')}/__control/fail`, {
+      method: 'POST',
+      body: JSON.stringify({ faults: [{ kind: 'status', status: 503 }] }),
+    });
+    await deliver(episodeMessage(groupId, trajectoryId));
+    const read = (await (await api(`/v1/trajectories/${trajectoryId}`)).json()) as {
+      trajectory: { status: string };
+      turns: { role: string; metadata: { attempts?: number } | null }[];
+    };
+    expect(read.trajectory.status).toBe('finished');
+    expect(read.turns[2]?.metadata?.attempts).toBe(2);
+  });
+});
+
+describe.runIf(context.databaseUrl)('the recording proxy in workerd', () => {
+  it("records an outside agent's calls and streams them back as events", async () => {
+    const created = await api('/v1/trajectories', { json: { env: 'outside-agent' } });
+    expect(created.status).toBe(201);
+    const { trajectory } = (await created.json()) as { trajectory: { id: string } };
+    const messages = [
+      { role: 'system', content: 'Follow keys.' },
+      { role: 'user', content: 'Find the value of key qq.' },
+    ];
+    const reply = await api('/v1/chat/completions', {
+      json: { model: 'anything', messages },
+      headers: { 'x-edgerl-trajectory': trajectory.id },
+    });
+    expect(reply.status).toBe(200);
+    const body = (await reply.json()) as {
+      choices: { message: { tool_calls: unknown[] }; token_ids?: unknown }[];
+    };
+    expect(body.choices[0]?.message.tool_calls).toHaveLength(1);
+    expect(body.choices[0]?.token_ids).toBeUndefined();
+    const finish = await api(`/v1/trajectories/${trajectory.id}/finish`, {
+      json: { status: 'truncated', reason: 'demo' },
+    });
+    expect(finish.status).toBe(200);
+    const events = await (await api(`/v1/trajectories/${trajectory.id}/events`)).text();
+    expect([...events.matchAll(/^event: (\w+)$/gm)].map((match) => match[1])).toEqual([
+      'turn',
+      'turn',
+      'turn',
+      'end',
+    ]);
+    expect(events).toMatch(/"completionTokenIds":\[/);
+  });
+});

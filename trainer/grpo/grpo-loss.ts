@@ -1,0 +1,88 @@
+// One micro-batch's GRPO objective: the chosen token loss plus beta·k3 KL, aggregated with the step's
+// normaliser, and the masked sums the step record is built from. Tensors in, tensors out; reading the
+// sums back (`readLossSums`) is the one async step, done outside any gradient tape.
+//
+// Legend: B = sequences in the micro-batch, T = padded tokens per sequence.
+// Total per token: L_t + beta·k3_t, then aggregated (DeepSeekMath eq. 3; TRL and ART v0.4 likewise add
+// the KL per token before reducing). Aggregation is linear, so loss = policy + beta·kl exactly.
+import * as tf from '@tensorflow/tfjs';
+import { type Aggregation, aggregations, type StepNormaliser } from './aggregate.ts';
+import { klK3 } from './kl.ts';
+import { type ClipBounds, type LossKind, type TokenLossInput, tokenLosses } from './losses.ts';
+
+export interface GrpoLossOptions {
+  readonly lossKind: LossKind;
+  readonly clip: ClipBounds;
+  readonly aggregation: Aggregation;
+  /** KL coefficient; > 0 needs `refLogprobs`. */
+  readonly beta: number;
+}
+
+export interface GrpoLossInput extends TokenLossInput {
+  /** [B, T] log-probs under the reference (adapter off). Needed when beta > 0; if given with beta 0 the
+   *  KL is only measured. */
+  readonly refLogprobs?: tf.Tensor2D;
+}
+
+/** Scalar tensors summed over this micro-batch's trained tokens. A type, not an interface, so it fits
+ *  tfjs's TensorContainer (tf.tidy can return it). */
+export type LossSumTensors = {
+  /** This micro-batch's share of the step loss (what gradients are taken of). */
+  readonly loss: tf.Scalar;
+  /** The policy part of `loss`. */
+  readonly policyLoss: tf.Scalar;
+  /** The aggregated k3 (before beta), when reference log-probs were given. */
+  readonly kl?: tf.Scalar;
+  /** Σ k3·m, when reference log-probs were given. */
+  readonly klSum?: tf.Scalar;
+  readonly tokens: tf.Scalar;
+  readonly sequences: tf.Scalar;
+  readonly ratioSum: tf.Scalar;
+  readonly clippedLow: tf.Scalar;
+  readonly clippedHigh: tf.Scalar;
+};
+
+export type LossSums = { readonly [K in keyof LossSumTensors]: number };
+
+export function grpoLoss(
+  options: GrpoLossOptions,
+  input: GrpoLossInput,
+  step?: StepNormaliser,
+): LossSumTensors {
+  if (!(options.beta >= 0)) throw new RangeError(`beta must be >= 0, got ${options.beta}`);
+  if (options.beta > 0 && input.refLogprobs === undefined) {
+    throw new RangeError(
+      `beta is ${options.beta} but no refLogprobs were given: compute them with the adapter off`,
+    );
+  }
+  const lossFn = tokenLosses[options.lossKind];
+  const aggregate = aggregations[options.aggregation];
+  if (!lossFn) throw new RangeError(`unknown lossKind "${options.lossKind}"`);
+  if (!aggregate) throw new RangeError(`unknown aggregation "${options.aggregation}"`);
+  return tf.tidy(() => {
+    const token = lossFn(input, options.clip); // each [B, T]
+    const policyLoss = aggregate(token.loss, input.mask, step); // []
+    const maskF = tf.cast(tf.greater(tf.cast(input.mask, 'float32'), 0), 'float32'); // [B, T]
+    const common = {
+      policyLoss,
+      tokens: tf.sum(maskF) as tf.Scalar,
+      sequences: tf.sum(tf.cast(tf.greater(tf.sum(maskF, 1), 0), 'float32')) as tf.Scalar, // [B] → []
+      ratioSum: tf.sum(token.ratio) as tf.Scalar,
+      clippedLow: tf.sum(token.clippedLow) as tf.Scalar,
+      clippedHigh: tf.sum(token.clippedHigh) as tf.Scalar,
+    };
+    if (input.refLogprobs === undefined) return { loss: policyLoss.clone(), ...common };
+    const k3 = klK3(input.logprobs, input.refLogprobs, input.mask); // [B, T]
+    const kl = aggregate(k3, input.mask, step); // []
+    const loss = tf.add(policyLoss, tf.mul(kl, options.beta)) as tf.Scalar;
+    return { loss, kl, klSum: tf.sum(k3) as tf.Scalar, ...common };
+  });
+}
+
+/** Reads the sums back as numbers (async: the WebGPU backend has no sync reads) and disposes them. */
+export async function readLossSums(sums: LossSumTensors): Promise<LossSums> {
+  const entries = Object.entries(sums) as [keyof LossSumTensors, tf.Scalar][];
+  const values = await Promise.all(entries.map(async ([key, tensor]) => [key, (await tensor.data())[0]]));
+  tf.dispose(entries.map(([, tensor]) => tensor));
+  return Object.fromEntries(values) as LossSums;
+}

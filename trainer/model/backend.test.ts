@@ -1,0 +1,56 @@
+import { createRequire } from 'node:module';
+import * as tf from '@tensorflow/tfjs';
+import { describe, expect, it } from 'vitest';
+import { backendPreference, selectBackend, selectedBackend } from './backend.ts';
+
+function installed(name: string): boolean {
+  try {
+    createRequire(import.meta.url).resolve(name);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('selectBackend', () => {
+  it('rejects an unknown name, listing the choices', async () => {
+    await expect(selectBackend({ requested: 'gpu', log: () => {} })).rejects.toThrow(
+      /unknown backend "gpu"; choose one of node-gpu, node, wasm, cpu/,
+    );
+  });
+
+  it('takes the first available in order node-gpu → node → wasm → cpu, and prints the choice once', async () => {
+    expect(backendPreference).toEqual(['node-gpu', 'node', 'wasm', 'cpu']);
+    const lines: string[] = [];
+    const log = (line: string) => lines.push(line);
+    const first = await selectBackend({ log });
+    const expected = installed('@tensorflow/tfjs-node-gpu')
+      ? 'node-gpu'
+      : installed('@tensorflow/tfjs-node')
+        ? 'node'
+        : 'wasm';
+    expect(first.choice).toBe(expected);
+    if (expected === 'wasm') {
+      expect(first.reason).toMatch(
+        /@tensorflow\/tfjs-node-gpu is not installed; node: @tensorflow\/tfjs-node is not installed/,
+      );
+      expect(tf.getBackend()).toBe('wasm');
+    }
+    await selectBackend({ log });
+    expect(lines).toEqual([`edgerl: tfjs backend ${expected} (${first.reason})`]);
+    expect(selectedBackend()).toEqual(first);
+  });
+
+  it('honours an explicit request and says why one is unavailable', async () => {
+    const lines: string[] = [];
+    expect((await selectBackend({ requested: 'cpu', log: (l) => lines.push(l) })).choice).toBe('cpu');
+    expect(tf.getBackend()).toBe('cpu');
+    expect(lines).toEqual(['edgerl: tfjs backend cpu (requested)']);
+    if (!installed('@tensorflow/tfjs-node')) {
+      await expect(selectBackend({ requested: 'node', log: () => {} })).rejects.toThrow(
+        /backend "node" is not available: @tensorflow\/tfjs-node is not installed/,
+      );
+      expect(tf.getBackend()).toBe('cpu'); // a failed request leaves the previous choice in place
+    }
+  });
+});

@@ -1,0 +1,117 @@
+// Forward-pass parity with an independent float64 PyTorch implementation (test/fixtures/model/
+// make_reference.py; how the fixtures were made is in that folder's README), on both CPU backends.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as tf from '@tensorflow/tfjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadModel, type PolicyModel } from './policy-model.ts';
+import { decodeSafetensors } from './safetensors.ts';
+import { fixtureDir, maxAbsDiff, useBackend } from './test-support.ts';
+
+/** float32 against float64 through two layers: observed ≤ 3e-6 on logits of magnitude ≤ 4.5. */
+const logitTolerance = 1e-4;
+
+interface Reference {
+  ids: number[][];
+  greedy_prompt: number[];
+  greedy: number[];
+  greedy_min_gap: number;
+  greedy_adapter: number[];
+  greedy_adapter_min_gap: number;
+}
+
+for (const backend of ['wasm', 'cpu'] as const) {
+  for (const name of ['qwen2', 'llama']) {
+    describe(`${name} on ${backend}`, () => {
+      const dir = fixtureDir(name);
+      const reference = JSON.parse(readFileSync(join(dir, 'reference.json'), 'utf8')) as Reference;
+      const logits = decodeSafetensors(readFileSync(join(dir, 'reference.safetensors'))).tensors;
+      let model: PolicyModel;
+
+      beforeAll(async () => {
+        await useBackend(backend);
+        model = await loadModel(dir);
+        await model.loadAdapter('fixture', join(dir, 'adapter'));
+      });
+      afterAll(() => model.dispose());
+
+      it('matches the reference logits, without and with the PEFT adapter', async () => {
+        for (const [key, adapter] of [
+          ['logits', null],
+          ['logits_adapter', 'fixture'],
+        ] as const) {
+          const out = model.forwardLogits(reference.ids, { adapter });
+          expect(out.shape).toEqual([2, 7, 128]);
+          const diff = maxAbsDiff(await out.data(), logits.get(key)?.data ?? []);
+          out.dispose();
+          console.log(`${name}/${backend} ${key}: largest |Δ| vs PyTorch float64 = ${diff.toExponential(2)}`);
+          expect(diff, `${key} max |Δ|`).toBeLessThan(logitTolerance);
+        }
+        // The adapter must matter, or the second comparison proves nothing.
+        expect(
+          maxAbsDiff(logits.get('logits')?.data ?? [], logits.get('logits_adapter')?.data ?? []),
+        ).toBeGreaterThan(0.5);
+      });
+
+      it('greedy decoding with the KV cache reproduces the reference (recomputed from scratch each step)', async () => {
+        // The reference's smallest top-2 logit gap dwarfs the float32 error, so argmax must agree.
+        expect(Math.min(reference.greedy_min_gap, reference.greedy_adapter_min_gap)).toBeGreaterThan(
+          100 * logitTolerance,
+        );
+        const options = { temperature: 0, maxTokens: reference.greedy.length, stopTokenIds: [] };
+        const [base] = await model.generate([reference.greedy_prompt], options);
+        const [adapted] = await model.generate([reference.greedy_prompt], { ...options, adapter: 'fixture' });
+        expect(base?.tokenIds).toEqual(reference.greedy);
+        expect(adapted?.tokenIds).toEqual(reference.greedy_adapter);
+        expect(base?.finishReason).toBe('length');
+      });
+
+      it('cached decoding equals the full forward pass, with left padding in the batch', async () => {
+        // Two prompts of different lengths in one batch (the shorter one left-padded).
+        const prompts = [
+          [5, 17, 42, 99, 3],
+          [1, 2, 77],
+        ];
+        const generations = await model.generate(prompts, {
+          temperature: 1,
+          topP: 0.9,
+          maxTokens: 6,
+          seed: 7,
+          stopTokenIds: [],
+        });
+        for (const [row, generation] of generations.entries()) {
+          const full = [...(prompts[row] as number[]), ...generation.tokenIds];
+          // Full (uncached, unpadded) forward pass over prompt + generated tokens.
+          const [logprobs] = await model.logprobs([full]);
+          const fromFull = (logprobs as number[]).slice((prompts[row] as number[]).length - 1);
+          const diff = maxAbsDiff(generation.logprobs, fromFull);
+          expect(diff, `row ${row}: sampled-token logprobs vs full pass, max |Δ|`).toBeLessThan(1e-4);
+        }
+      });
+
+      it('pads without changing results: a right-padded or left-padded row equals the row alone', async () => {
+        const alone = model.forwardLogits([[9, 8, 7]]);
+        const right = model.forwardLogits([[9, 8, 7, 0, 0]], { attentionMask: [[1, 1, 1, 0, 0]] });
+        const left = model.forwardLogits([[0, 0, 9, 8, 7]], { attentionMask: [[0, 0, 1, 1, 1]] });
+        const want = await alone.data();
+        const rightValid = (await right.data()).subarray(0, 3 * 128); // positions 0..2 of [1, 5, 128]
+        const leftValid = (await left.data()).subarray(2 * 128); // positions 2..4
+        expect(maxAbsDiff(rightValid, want)).toBeLessThan(1e-5);
+        expect(maxAbsDiff(leftValid, want)).toBeLessThan(1e-5);
+        tf.dispose([alone, right, left]);
+      });
+
+      it('logprobs are log-softmax of the logits at the next token', async () => {
+        const ids = reference.ids;
+        const rows = await model.logprobs(ids);
+        const all = logits.get('logits')?.data as Float32Array;
+        // Hand check on row 1, position 3: log p(ids[1][4] | ids[1][≤3]) from the reference logits.
+        const offset = (7 + 3) * 128;
+        const slice = all.subarray(offset, offset + 128);
+        const max = Math.max(...slice);
+        const lse = max + Math.log(slice.reduce((s, v) => s + Math.exp(v - max), 0));
+        expect(rows?.[1]?.[3]).toBeCloseTo((slice[ids[1]?.[4] as number] as number) - lse, 4);
+      });
+    });
+  }
+}

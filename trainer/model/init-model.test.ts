@@ -1,0 +1,106 @@
+// `model init`'s directory: a loadable model whose config, weights and tokenizer agree.
+import { readFile, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseHfConfig } from './hf-config.ts';
+import { initModelDir } from './init-model-dir.ts';
+import { parameterCount, presetConfig, randomWeights } from './init-model.ts';
+import { loadModel } from './policy-model.ts';
+import { fixtureDir, useBackend } from './test-support.ts';
+import { loadTokenizer } from './tokenizer/load-tokenizer.ts';
+
+describe('model init', () => {
+  let dir: string;
+  beforeAll(async () => {
+    await useBackend('wasm');
+    dir = await mkdtemp(join(tmpdir(), 'edgerl-init-'));
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('sizes the tiny preset as computed by hand', () => {
+    const config = presetConfig('tiny', 'qwen2', {
+      vocabSize: 512,
+      bosTokenId: null,
+      eosTokenIds: [502],
+      padTokenId: 500,
+    });
+    // embed 512·64 = 32,768; per layer q 64·64 + 64, k and v 32·64 + 32 each, o 64·64,
+    // gate/up/down 3·176·64 = 33,792, two norms 128 → 46,336; ×2 layers; final norm 64; tied head.
+    expect(parameterCount(config)).toBe(32768 + 2 * 46336 + 64);
+    expect(
+      parameterCount(
+        presetConfig('tiny', 'llama', {
+          vocabSize: 512,
+          bosTokenId: null,
+          eosTokenIds: [],
+          padTokenId: null,
+        }),
+      ),
+    ).toBe(
+      32768 + 2 * (46336 - 128) + 64 + 32768, // no q/k/v bias, separate lm_head
+    );
+  });
+
+  it('initialises like transformers: N(0, 0.02²) weights, unit norms, zero biases, zero padding row', () => {
+    const config = presetConfig('tiny', 'qwen2', {
+      vocabSize: 512,
+      bosTokenId: null,
+      eosTokenIds: [502],
+      padTokenId: 500,
+    });
+    const weights = randomWeights(config, 9);
+    const embed = weights.get('model.embed_tokens.weight')?.data as Float32Array;
+    const rows = embed.filter((_, i) => Math.floor(i / 64) !== 500);
+    const std = Math.sqrt(rows.reduce((s, v) => s + v * v, 0) / rows.length);
+    expect(Math.abs(std - 0.02)).toBeLessThan(0.0005); // 32,704 samples: relative error of the std ≈ 0.4 %
+    expect(embed.subarray(500 * 64, 501 * 64).every((v) => v === 0)).toBe(true);
+    expect(weights.get('model.layers.0.input_layernorm.weight')?.data.every((v) => v === 1)).toBe(true);
+    expect(weights.get('model.layers.1.self_attn.q_proj.bias')?.data.every((v) => v === 0)).toBe(true);
+    expect(randomWeights(config, 9).get('model.layers.1.mlp.up_proj.weight')?.data).toEqual(
+      weights.get('model.layers.1.mlp.up_proj.weight')?.data,
+    );
+  });
+
+  it('writes a directory that the model runtime and the tokenizer both load', async () => {
+    const { files, parameters } = await initModelDir(dir, {
+      preset: 'tiny',
+      architecture: 'qwen2',
+      seed: 1,
+      dtype: 'BF16',
+    });
+    expect(files).toEqual([
+      'config.json',
+      'generation_config.json',
+      'model.safetensors',
+      'tokenizer.json',
+      'tokenizer_config.json',
+    ]);
+    const configJson = JSON.parse(await readFile(join(dir, 'config.json'), 'utf8'));
+    expect(configJson).toMatchObject({
+      architectures: ['Qwen2ForCausalLM'],
+      model_type: 'qwen2',
+      torch_dtype: 'bfloat16',
+      hidden_size: 64,
+    });
+    const config = parseHfConfig(configJson);
+    expect(parameters).toBe(parameterCount(config));
+    const tokenizer = await loadTokenizer(dir);
+    const eos = tokenizer.tokenToId('<|im_end|>');
+    expect(config.eosTokenIds).toContain(eos);
+    expect(config.padTokenId).toBe(tokenizer.tokenToId('<|endoftext|>'));
+    const model = await loadModel(dir);
+    const prompt = tokenizer.encode('Hello');
+    expect(prompt.every((id) => id < config.vocabSize)).toBe(true);
+    const [generation] = await model.generate([prompt], { maxTokens: 4, seed: 1 });
+    expect(generation?.tokenIds.length).toBeGreaterThan(0);
+    expect(generation?.tokenIds.every((id) => id >= 0 && id < config.vocabSize)).toBe(true);
+    model.dispose();
+  });
+
+  it('loads the committed fixtures too (a different shape than the presets)', async () => {
+    const model = await loadModel(fixtureDir('llama'));
+    expect(model.config).toMatchObject({ architecture: 'llama', numKvHeads: 1, tieWordEmbeddings: false });
+    model.dispose();
+  });
+});

@@ -1,0 +1,109 @@
+// Random Llama/Qwen2 checkpoints for tests and the demo (no real weights can be downloaded offline):
+// a config from a size preset and weights initialised as transformers' `_init_weights` does —
+// Linear and Embedding ~ N(0, initializer_range²), biases 0, RMSNorm weights 1, the padding row 0.
+import { architectures, type Architecture, type ModelConfig, projections } from './hf-config.ts';
+import { createRng } from './rng.ts';
+import type { HostTensor } from './safetensors.ts';
+import { expectedWeights } from './weight-names.ts';
+
+export type ModelPreset = 'tiny' | 'small';
+
+interface PresetShape {
+  readonly hiddenSize: number;
+  readonly intermediateSize: number;
+  readonly numLayers: number;
+  readonly numHeads: number;
+  readonly numKvHeads: number;
+}
+
+/** tiny: fast enough for unit tests on 2 CPU cores; small: the larger bench size. Intermediate sizes
+ * follow Llama's ≈ 8/3·hidden rounded up to a multiple of 16. */
+export const modelPresets = {
+  tiny: { hiddenSize: 64, intermediateSize: 176, numLayers: 2, numHeads: 4, numKvHeads: 2 },
+  small: { hiddenSize: 256, intermediateSize: 688, numLayers: 4, numHeads: 8, numKvHeads: 2 },
+} satisfies Record<ModelPreset, PresetShape>;
+
+export function isModelPreset(value: string): value is ModelPreset {
+  return Object.hasOwn(modelPresets, value);
+}
+
+/** Per-family choices that match the real models: Qwen2.5 small models tie embeddings and use
+ * θ = 1e6, ε = 1e-6; Llama 3 uses θ = 5e5, ε = 1e-5 and a separate lm_head. */
+const familyDefaults = {
+  qwen2: { tieWordEmbeddings: true, ropeTheta: 1_000_000, rmsNormEps: 1e-6 },
+  llama: { tieWordEmbeddings: false, ropeTheta: 500_000, rmsNormEps: 1e-5 },
+} satisfies Record<Architecture, { tieWordEmbeddings: boolean; ropeTheta: number; rmsNormEps: number }>;
+
+export interface VocabularyIds {
+  readonly vocabSize: number;
+  readonly bosTokenId: number | null;
+  readonly eosTokenIds: readonly number[];
+  readonly padTokenId: number | null;
+}
+
+export function presetConfig(
+  preset: ModelPreset,
+  architecture: Architecture,
+  vocabulary: VocabularyIds,
+): ModelConfig {
+  const shape: PresetShape = modelPresets[preset];
+  const family = familyDefaults[architecture];
+  const bias = architectures[architecture].bias({
+    model_type: architecture,
+    vocab_size: vocabulary.vocabSize,
+    hidden_size: shape.hiddenSize,
+    intermediate_size: shape.intermediateSize,
+    num_hidden_layers: shape.numLayers,
+    num_attention_heads: shape.numHeads,
+  });
+  return {
+    architecture,
+    ...shape,
+    vocabSize: vocabulary.vocabSize,
+    headDim: shape.hiddenSize / shape.numHeads,
+    ...family,
+    ropeScaling: null,
+    bias,
+    maxPositionEmbeddings: 4096,
+    initializerRange: 0.02,
+    bosTokenId: vocabulary.bosTokenId,
+    eosTokenIds: vocabulary.eosTokenIds,
+    padTokenId: vocabulary.padTokenId,
+  };
+}
+
+/** Seeded random weights for every tensor the config needs (state-dict order). */
+export function randomWeights(config: ModelConfig, seed: number): Map<string, HostTensor> {
+  const rng = createRng(seed);
+  const out = new Map<string, HostTensor>();
+  for (const [name, shape] of expectedWeights(config)) {
+    const count = shape.reduce((a, b) => a * b, 1);
+    const data = new Float32Array(count);
+    if (name.endsWith('layernorm.weight') || name === 'model.norm.weight') data.fill(1);
+    else if (!name.endsWith('.bias'))
+      for (let i = 0; i < count; i++) data[i] = rng.normal() * config.initializerRange;
+    if (name === 'model.embed_tokens.weight' && config.padTokenId !== null) {
+      data.fill(0, config.padTokenId * config.hiddenSize, (config.padTokenId + 1) * config.hiddenSize);
+    }
+    out.set(name, { shape, data });
+  }
+  return out;
+}
+
+/** Parameter count (embedding and, when untied, lm_head included). */
+export function parameterCount(config: ModelConfig): number {
+  let total = 0;
+  for (const shape of expectedWeights(config).values()) total += shape.reduce((a, b) => a * b, 1);
+  return total;
+}
+
+/** Parameters inside the decoder layers' projections, per layer (the matmul work per token). */
+export function projectionParameters(config: ModelConfig): number {
+  let total = 0;
+  for (const [name, shape] of expectedWeights(config)) {
+    if (name.startsWith('model.layers.0.') && projections.some((p) => name.endsWith(`${p}.weight`))) {
+      total += shape.reduce((a, b) => a * b, 1);
+    }
+  }
+  return total;
+}

@@ -1,0 +1,198 @@
+// The pieces the tiny tokenizer learns merges for, beyond its 256 byte tokens. Hand-picked rather than
+// trained on a corpus: the demo's episodes are ChatML + JSON tool calls + short English, and a fixed
+// list keeps the vocabulary deterministic and readable. Leaves out how merges are derived (tiny-tokenizer.ts).
+//
+// Every piece is split by the Qwen2 pre-tokenizer first, so only pieces that fall inside one pre-token
+// can become one token: `{"name": "` is four pre-tokens (`{"`, `name`, `":`, ` "`), each listed below.
+// bench/tokenizer.ts measures what these merges save per episode.
+
+/** Role names as they follow `<|im_start|>`, and the blank line between system prompt and tools block. */
+const chatMarkup = [
+  'system',
+  'user',
+  'assistant',
+  '\n\n',
+  '# Tools',
+  'Functions',
+  ':\n',
+  '<tools',
+  '>\n',
+  '</',
+  '>',
+];
+
+/** Keys and values of JSON Schema tool signatures and of `{"name": …, "arguments": …}` calls. */
+const schemaWords = [
+  'name',
+  'arguments',
+  'description',
+  'parameters',
+  'type',
+  'object',
+  'properties',
+  'string',
+  'required',
+  'number',
+  'integer',
+  'boolean',
+  'array',
+  'items',
+  'enum',
+  'function',
+  'true',
+  'false',
+  'null',
+];
+
+/**
+ * Punctuation runs of JSON as rendered by the template (`json.dumps` spacing: `", "` and `": "`) and
+ * as JSON.stringify writes tool results (no spaces), with the trailing newline the pre-tokenizer
+ * attaches to a run before `</tool_call>`.
+ */
+const jsonPunctuation = [
+  '{"',
+  '":',
+  ' "',
+  '",',
+  ' {"',
+  '"}',
+  '"},',
+  '"}}',
+  '"}}\n',
+  '}}\n',
+  '}\n',
+  '},',
+  '}}',
+  ' ["',
+  '"]',
+  '"],',
+  '"]}',
+  ' [',
+  '],',
+  ',"',
+  '":"',
+  '","',
+  '":{"',
+  '":["',
+  '"},{"',
+  '":[',
+  '},"',
+  '"}]',
+  ' {',
+];
+
+/** Frequent English words with their leading space, as they occur mid-sentence. */
+const englishWords = [
+  ' the',
+  ' to',
+  ' a',
+  ' of',
+  ' and',
+  ' in',
+  ' is',
+  ' you',
+  ' for',
+  ' that',
+  ' it',
+  ' with',
+  ' on',
+  ' as',
+  ' are',
+  ' be',
+  ' this',
+  ' can',
+  ' or',
+  ' by',
+  ' an',
+  ' from',
+  ' at',
+  ' not',
+  ' if',
+  ' The',
+  ' I',
+  ' use',
+  ' call',
+  ' tool',
+  ' result',
+  ' answer',
+  ' number',
+  ' what',
+  ' How',
+  ' What',
+  'The',
+  'I',
+  'What',
+  ' one',
+  ' each',
+  ' per',
+];
+
+/**
+ * Frequent English letter groups, last so whole pieces above keep priority: they shorten the words
+ * no piece covers (on a 293-character English paragraph: 208 → 172 tokens for 47 more ids).
+ */
+const subwords = [
+  'in',
+  'ing',
+  'er',
+  're',
+  'on',
+  'an',
+  'en',
+  'at',
+  'es',
+  'ed',
+  'or',
+  'th',
+  'st',
+  'it',
+  'is',
+  'al',
+  'ar',
+  'ou',
+  'le',
+  'ion',
+  'tion',
+  'ent',
+  'ly',
+  've',
+  'll',
+  'ce',
+  'ic',
+  'ro',
+  'om',
+  'ur',
+  'se',
+  'ch',
+  'ct',
+  'ers',
+  ' s',
+  ' c',
+  ' p',
+  ' t',
+  ' w',
+  ' d',
+  ' m',
+  ' f',
+  ' b',
+  ' h',
+  ' l',
+  ' n',
+  ' r',
+  ' e',
+  ' g',
+  ' re',
+  ' st',
+  ' con',
+  ' com',
+  ' pro',
+];
+
+/** The default piece list, in merge-priority order (earlier pieces win ties in BPE). */
+export const tinyVocabularyPieces: readonly string[] = [
+  ...chatMarkup,
+  ...jsonPunctuation,
+  ...schemaWords,
+  ...englishWords,
+  ...subwords,
+];

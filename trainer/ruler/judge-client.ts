@@ -1,0 +1,219 @@
+// HTTP client for an OpenAI-compatible judge: one POST to `${baseUrl}/chat/completions` per call. It
+// asks for the strongest answer format the endpoint accepts and steps down (json_schema → json_object
+// → plain text) when a 400/422 says the format is unsupported, remembering what worked. Failures come
+// back as data with a `retryable` flag; retrying itself is judge-with-retries.ts's job. Uses only
+// fetch and AbortSignal, so it runs in Cloudflare Workers as well as Node.
+import type { ChatMessage } from '../../protocol/chat.ts';
+import { judgeResponseFormat, type ResponseMode, weakerMode } from './judge-response-format.ts';
+
+export interface TokenUsage {
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+}
+
+export const judgeCallFailureKinds = [
+  'timeout',
+  'network',
+  'http',
+  'bad-response',
+  'no-choices',
+  'refusal',
+  'aborted',
+] as const;
+export type JudgeCallFailureKind = (typeof judgeCallFailureKinds)[number];
+
+export interface JudgeCallFailure {
+  readonly kind: JudgeCallFailureKind;
+  readonly message: string;
+  /** Worth another attempt: timeouts, network errors, 408, 429, 5xx, empty or refused answers. */
+  readonly retryable: boolean;
+  readonly status?: number;
+  /** From a Retry-After / retry-after-ms header. */
+  readonly retryAfterMs?: number;
+  readonly usage?: TokenUsage;
+}
+
+export type JudgeCallOutcome =
+  | {
+      readonly kind: 'answer';
+      readonly content: string;
+      /** Absent when the endpoint did not report usage. */
+      readonly usage?: TokenUsage;
+      readonly mode: ResponseMode;
+      readonly finishReason?: string;
+    }
+  | { readonly kind: 'failure'; readonly failure: JudgeCallFailure };
+
+export interface JudgeClientOptions {
+  readonly baseUrl: string;
+  readonly model: string;
+  readonly apiKey?: string;
+  readonly timeoutMs: number;
+  readonly temperature?: number;
+  /** Start from this mode, e.g. one an earlier run found to work (default json_schema). */
+  readonly initialMode?: ResponseMode;
+  readonly fetch?: typeof fetch;
+}
+
+export interface JudgeClient {
+  readonly model: string;
+  /** The answer format this endpoint accepted last (or will be tried first). */
+  readonly mode: ResponseMode;
+  complete(
+    messages: readonly ChatMessage[],
+    labels: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<JudgeCallOutcome>;
+}
+
+export function createJudgeClient(options: JudgeClientOptions): JudgeClient {
+  const url = `${options.baseUrl.replace(/\/+$/, '')}/chat/completions`;
+  const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+  let mode: ResponseMode = options.initialMode ?? 'json_schema';
+
+  async function post(body: object, signal?: AbortSignal): Promise<HttpReply | JudgeCallFailure> {
+    const timeout = AbortSignal.timeout(options.timeoutMs);
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
+    try {
+      const response = await doFetch(url, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+      });
+      // Read the body under the same deadline: a server can stall after the headers.
+      const text = await response.text();
+      return { status: response.status, headers: response.headers, text };
+    } catch (error) {
+      if (timeout.aborted) {
+        return { kind: 'timeout', retryable: true, message: `no answer within ${options.timeoutMs} ms` };
+      }
+      if (signal?.aborted) return { kind: 'aborted', retryable: false, message: 'aborted by the caller' };
+      const cause = error instanceof Error ? (error.cause ?? error) : error;
+      return { kind: 'network', retryable: true, message: `request to ${url} failed: ${String(cause)}` };
+    }
+  }
+
+  return {
+    model: options.model,
+    get mode() {
+      return mode;
+    },
+    async complete(messages, labels, signal) {
+      for (;;) {
+        const format = judgeResponseFormat(mode, labels);
+        const body = {
+          model: options.model,
+          messages,
+          ...(format ? { response_format: format } : {}),
+          ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
+        };
+        const reply = await post(body, signal);
+        if ('kind' in reply) return { kind: 'failure', failure: reply };
+        if (reply.status < 200 || reply.status > 299) {
+          const weaker = weakerMode(mode);
+          if ((reply.status === 400 || reply.status === 422) && weaker && formatRejected(reply.text)) {
+            mode = weaker;
+            continue;
+          }
+          return { kind: 'failure', failure: httpFailure(reply) };
+        }
+        return readCompletion(reply.text, mode);
+      }
+    },
+  };
+}
+
+/** A 400/422 whose message is about the response format (OpenAI, vLLM, Ollama, LiteLLM wordings). */
+function formatRejected(body: string): boolean {
+  return /response_format|json_schema|json_object|structured output|guided|grammar/i.test(body);
+}
+
+interface HttpReply {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly text: string;
+}
+
+function httpFailure(reply: HttpReply): JudgeCallFailure {
+  const status = reply.status;
+  const retryable = status === 408 || status === 429 || status >= 500;
+  const retryAfterMs = parseRetryAfter(reply.headers);
+  return {
+    kind: 'http',
+    status,
+    retryable,
+    message: `HTTP ${status}: ${errorMessage(reply.text)}`,
+    ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+  };
+}
+
+function readCompletion(text: string, mode: ResponseMode): JudgeCallOutcome {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return failure('bad-response', `the endpoint answered 200 with a body that is not JSON: ${clip(text)}`);
+  }
+  const record = asRecord(json);
+  const usage = readUsage(record?.usage);
+  const choice = asRecord(Array.isArray(record?.choices) ? record.choices[0] : undefined);
+  const message = asRecord(choice?.message);
+  if (!message) return failure('no-choices', 'the completion has no choices[0].message', usage);
+  if (typeof message.refusal === 'string' && message.refusal) {
+    return failure('refusal', `the judge refused: ${clip(message.refusal)}`, usage);
+  }
+  const content = typeof message.content === 'string' ? message.content : '';
+  const finishReason = typeof choice?.finish_reason === 'string' ? choice.finish_reason : undefined;
+  return {
+    kind: 'answer',
+    content,
+    mode,
+    ...(usage ? { usage } : {}),
+    ...(finishReason ? { finishReason } : {}),
+  };
+}
+
+function failure(kind: JudgeCallFailureKind, message: string, usage?: TokenUsage): JudgeCallOutcome {
+  return { kind: 'failure', failure: { kind, message, retryable: true, ...(usage ? { usage } : {}) } };
+}
+
+function readUsage(value: unknown): TokenUsage | undefined {
+  const usage = asRecord(value);
+  const prompt = usage?.prompt_tokens;
+  const completion = usage?.completion_tokens;
+  if (typeof prompt !== 'number' || typeof completion !== 'number') return undefined;
+  return { promptTokens: prompt, completionTokens: completion };
+}
+
+function parseRetryAfter(headers: Headers): number | undefined {
+  const ms = Number(headers.get('retry-after-ms'));
+  if (headers.has('retry-after-ms') && Number.isFinite(ms) && ms >= 0) return ms;
+  const seconds = Number(headers.get('retry-after'));
+  if (headers.has('retry-after') && Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  return undefined;
+}
+
+function errorMessage(body: string): string {
+  try {
+    const error = asRecord(JSON.parse(body))?.error;
+    if (typeof error === 'string') return clip(error); // Ollama's shape
+    const message = asRecord(error)?.message;
+    if (typeof message === 'string') return clip(message);
+  } catch {
+    // not JSON: show the text itself
+  }
+  return clip(body);
+}
+
+function asRecord(value: unknown): Record<string, unknown> | undefined {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+}
+
+function clip(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > 300 ? `${flat.slice(0, 300)}…` : flat;
+}

@@ -1,0 +1,67 @@
+// Reads a group from the trajectory store as RULER's input: each trajectory's turns as chat messages,
+// with its verifier reward. Trajectories that ended in an infrastructure `error` (store or policy
+// endpoint down: not the policy's doing, conventions §8) or are still running are left out and listed.
+import type { TurnRow } from '../../db/schema/turns.ts';
+import type { Store } from '../../db/store.ts';
+import type { ChatMessage, ToolSpec } from '../../protocol/chat.ts';
+import type { GroupStatus } from '../../protocol/statuses.ts';
+import type { StoredGroup } from './score-and-record.ts';
+
+export interface LoadedJudgeGroup {
+  readonly group: StoredGroup;
+  /** The group's lifecycle status in the store: only `complete` (or already judged) groups can be scored. */
+  readonly status: GroupStatus;
+  /** The environment the trajectories ran in (the first one's), to look up its tools and rubric. */
+  readonly env?: string;
+  /** Trajectory ids not judged, with why. */
+  readonly skipped: readonly { readonly trajectoryId: string; readonly status: string }[];
+}
+
+export interface LoadJudgeGroupOptions {
+  /** The environment's tools, shown to the judge. */
+  readonly tools?: readonly ToolSpec[];
+  readonly rubric?: string;
+}
+
+export async function loadJudgeGroup(
+  store: Pick<Store, 'getGroup'>,
+  groupId: string,
+  options: LoadJudgeGroupOptions = {},
+): Promise<LoadedJudgeGroup> {
+  const { group, trajectories } = await store.getGroup({ groupId, includeTurns: true });
+  const judged = trajectories.filter(
+    (t) => (t.status === 'finished' || t.status === 'truncated') && t.turns?.length,
+  );
+  const verifierRewards: Record<string, number> = {};
+  for (const t of judged) if (t.verifierReward !== null) verifierRewards[t.id] = t.verifierReward;
+  return {
+    group: {
+      groupId,
+      trajectories: judged.map((t) => ({ id: t.id, messages: (t.turns ?? []).map(toChatMessage) })),
+      verifierRewards,
+      ...(options.tools ? { tools: [...options.tools] } : {}),
+      ...(options.rubric ? { rubric: options.rubric } : {}),
+    },
+    status: group.status,
+    ...(trajectories[0] ? { env: trajectories[0].env } : {}),
+    skipped: trajectories
+      .filter((t) => !judged.includes(t))
+      .map((t) => ({ trajectoryId: t.id, status: t.turns?.length ? t.status : `${t.status}, no turns` })),
+  };
+}
+
+export function toChatMessage(turn: TurnRow): ChatMessage {
+  switch (turn.role) {
+    case 'system':
+    case 'user':
+      return { role: turn.role, content: turn.content ?? '' };
+    case 'assistant':
+      return {
+        role: 'assistant',
+        content: turn.content,
+        ...(turn.toolCalls && turn.toolCalls.length > 0 ? { tool_calls: turn.toolCalls } : {}),
+      };
+    case 'tool':
+      return { role: 'tool', content: turn.content ?? '', tool_call_id: turn.toolCallId ?? '(missing)' };
+  }
+}

@@ -1,0 +1,36 @@
+// The Hono app of the local inference endpoint: the subset of vLLM's OpenAI-compatible API that edgerl
+// uses (models, chat and text completions, runtime LoRA loading, health), an optional API key on /v1,
+// and the one place where errors become OpenAI-shaped JSON with their status code. Runtime-neutral:
+// serve-model.ts binds it to Node.
+import { Hono } from 'hono';
+import { apiKeyAuth } from './api-key-auth.ts';
+import { chatCompletionsRoute } from './chat-completions-route.ts';
+import { completionsRoute } from './completions-route.ts';
+import { loraAdapterRoute } from './lora-adapter-route.ts';
+import { modelsRoute } from './models-route.ts';
+import type { ServeContext } from './serve-context.ts';
+import { errorBody, ServeError } from './serve-error.ts';
+
+export function createServeApp(serve: ServeContext): Hono {
+  const app = new Hono();
+  if (serve.apiKey) app.use('/v1/*', apiKeyAuth(serve.apiKey));
+  app.get('/health', (c) => c.body(null, 200));
+  app.route('/', modelsRoute(serve));
+  app.route('/', chatCompletionsRoute(serve));
+  app.route('/', completionsRoute(serve));
+  app.route('/', loraAdapterRoute(serve));
+  app.notFound((c) => {
+    const error = new ServeError('not-found', `no route for ${c.req.method} ${c.req.path}`);
+    return c.json(errorBody(error), error.status);
+  });
+  app.onError((cause, c) => {
+    // Only ServeErrors carry client-facing messages and statuses; anything else is our fault.
+    const error =
+      cause instanceof ServeError
+        ? cause
+        : new ServeError('internal', `internal error: ${cause.message}`, null, { cause });
+    if (error.kind === 'internal') console.error('edgerl serve-model:', cause);
+    return c.json(errorBody(error), error.status);
+  });
+  return app;
+}

@@ -1,0 +1,206 @@
+// Takes a written checkpoint to a published policy version, in an order a kill can interrupt anywhere:
+//   1. hold its groups (taken back after a restart; if another trainer took any, the checkpoint is
+//      discarded, since publishing it would train those groups twice),
+//   2. record its steps (a step recorded before is skipped),
+//   3. register the version (`training`) and note it beside the checkpoint,
+//   4. publish the adapter (copy, load_lora_adapter, /v1/models, probe),
+//   5. in ONE transaction: version published (+ default), groups trained, drift notes,
+//   6. mark the checkpoint committed; optionally open an A/B experiment.
+// A failed publication stops after 4 with the reason on the version; the previous version keeps
+// serving and the next cycle tries again before training anything new.
+import { isStoreError } from '../../db/errors.ts';
+import { reclaimGroups } from '../../db/store/owner-leases.ts';
+import { commitTrainingCycle, recordPublishFailure } from '../../db/store/training-cycle.ts';
+import { toStoreError } from '../../db/database-errors.ts';
+import {
+  type Checkpoint,
+  discardCheckpoint,
+  pruneCheckpoints,
+  writeCommit,
+  writePublication,
+} from './checkpoint.ts';
+import type { LeaseKeeper } from './lease-keeper.ts';
+import { publishAdapter, type PublishStage } from './publish.ts';
+import type { TrainerSession } from './trainer-session.ts';
+
+export type FinishOutcome =
+  | {
+      readonly kind: 'published';
+      readonly adapterName: string;
+      readonly versionId: string;
+      readonly version: number;
+      readonly adapterUri: string;
+      readonly groupIds: string[];
+      readonly experimentId?: string;
+    }
+  | { readonly kind: 'publish-failed'; readonly adapterName: string; readonly stage: PublishStage; readonly reason: string }
+  | { readonly kind: 'discarded'; readonly reason: string };
+
+export async function finishCheckpoint(
+  session: TrainerSession,
+  start: Checkpoint,
+  keeper: LeaseKeeper,
+): Promise<FinishOutcome> {
+  const { config, deps } = session;
+  const { store, progress } = deps;
+  const db = store.db;
+  let checkpoint = start;
+  const { state } = checkpoint;
+
+  // 1. The groups these weights include.
+  if (state.groupIds.length > 0) {
+    const { lost, claimed } = await reclaimGroups(db, {
+      owner: config.owner,
+      groupIds: state.groupIds,
+      leaseSeconds: config.leaseSeconds,
+    }).catch((error: unknown) => {
+      throw toStoreError(error);
+    });
+    if (lost.length > 0) {
+      const reason = `its groups were taken meanwhile (${lost.map((loss) => `${loss.groupId} ${loss.why}`).join('; ')})`;
+      await discard(session, checkpoint, claimed.map((group) => group.id), reason);
+      return { kind: 'discarded', reason };
+    }
+    keeper.hold(state.groupIds);
+  }
+
+  // 2. Step records.
+  for (const step of state.steps) {
+    try {
+      await store.recordTrainingStep({
+        trainingRunId: state.trainingRunId,
+        step: step.step,
+        metrics: step.metrics,
+        groupIds: step.groupIds,
+      });
+    } catch (error) {
+      if (!isStoreError(error, 'conflict')) throw error;
+    }
+  }
+
+  // 3. The version.
+  if (!checkpoint.publication) {
+    const last = state.steps.at(-1);
+    const version = await store.registerPolicyVersion({
+      policyId: state.policyId,
+      ...(state.parentVersionId ? { parentVersionId: state.parentVersionId } : {}),
+      trainingRunId: state.trainingRunId,
+      metadata: {
+        kind: state.kind,
+        checkpoint: checkpoint.dir,
+        step: state.step,
+        groupIds: state.groupIds,
+        groupReasons: state.groupReasons,
+        ...(last ? { metrics: last.metrics } : {}),
+      },
+    });
+    checkpoint = await writePublication(checkpoint, {
+      versionId: version.id,
+      version: version.version,
+      adapterName: version.adapterName,
+    });
+    await deps.hook?.('registered');
+  }
+  const publication = checkpoint.publication as NonNullable<Checkpoint['publication']>;
+
+  // 4. Publication.
+  const published = await publishAdapter({
+    sourceDir: checkpoint.dir,
+    servingDir: config.servingDir,
+    ...(config.serverAdapterDir ? { serverDir: config.serverAdapterDir } : {}),
+    adapterName: publication.adapterName,
+    endpoint: config.inference,
+    ...(deps.fetch ? { fetch: deps.fetch } : {}),
+  });
+  if (!published.ok) {
+    const reason = `${published.stage}: ${published.reason}`;
+    await recordPublishFailure(db, { versionId: publication.versionId, reason: reason.slice(0, 2000) }).catch(
+      (error: unknown) => progress.line(`could not record the publication failure: ${(error as Error).message}`),
+    );
+    session.pending = checkpoint;
+    return { kind: 'publish-failed', adapterName: publication.adapterName, stage: published.stage, reason: published.reason };
+  }
+  await deps.hook?.('published');
+
+  // 5. One transaction.
+  if (state.groupIds.length > 0) await keeper.ensure();
+  try {
+    await commitTrainingCycle(db, {
+      owner: config.owner,
+      versionId: publication.versionId,
+      adapterUri: published.adapterPath,
+      makeDefault: config.publish.makeDefault,
+      trainingRunId: state.trainingRunId,
+      groupIds: state.groupIds,
+      groupReasons: state.groupReasons,
+      trajectoryNotes: state.trajectoryNotes,
+    });
+  } catch (error) {
+    const mapped = toStoreError(error);
+    if (isStoreError(mapped, 'lease-lost')) {
+      await discard(session, checkpoint, [], `lost its groups before commit: ${mapped.message}`);
+      return { kind: 'discarded', reason: mapped.message };
+    }
+    throw mapped;
+  }
+  keeper.drop(state.groupIds);
+
+  // 6. Done.
+  checkpoint = await writeCommit(checkpoint, {
+    versionId: publication.versionId,
+    adapterName: publication.adapterName,
+    adapterUri: published.adapterPath,
+    committedAt: new Date().toISOString(),
+  });
+  session.pending = undefined;
+  session.lineage = { ...session.lineage, parentVersionId: publication.versionId };
+  const experimentId = await openAbTest(session, publication, state.parentVersionId);
+  await pruneCheckpoints(config.outputDir, config.keepCheckpoints);
+  return {
+    kind: 'published',
+    adapterName: publication.adapterName,
+    versionId: publication.versionId,
+    version: publication.version,
+    adapterUri: published.adapterPath,
+    groupIds: state.groupIds,
+    ...(experimentId ? { experimentId } : {}),
+  };
+}
+
+async function discard(session: TrainerSession, checkpoint: Checkpoint, release: string[], reason: string): Promise<void> {
+  const where = await discardCheckpoint(checkpoint, reason);
+  session.deps.progress.line(`checkpoint ${checkpoint.state.step} discarded (moved to ${where}): ${reason}`);
+  if (release.length > 0) await session.deps.store.releaseGroups({ owner: session.config.owner, groupIds: release });
+  await session.restore();
+}
+
+/** An A/B experiment of the new version against its parent, when configured; failures are reported, not fatal. */
+async function openAbTest(
+  session: TrainerSession,
+  publication: NonNullable<Checkpoint['publication']>,
+  parentVersionId: string | null,
+): Promise<string | undefined> {
+  const weight = session.config.publish.abTestWeight;
+  if (weight === null) return undefined;
+  const { store, progress } = session.deps;
+  if (!parentVersionId) {
+    progress.line(`no A/B test for ${publication.adapterName}: it has no parent version`);
+    return undefined;
+  }
+  try {
+    const { experiment } = await store.createExperiment({
+      name: `${publication.adapterName} vs parent`,
+      policyId: session.policy.id,
+      description: `opened by the trainer when ${publication.adapterName} was published`,
+      arms: [
+        { name: 'parent', policyVersionId: parentVersionId, weight: 1 - weight },
+        { name: 'candidate', policyVersionId: publication.versionId, weight },
+      ],
+    });
+    progress.line(`A/B experiment ${experiment.id}: ${publication.adapterName} gets ${Math.round(weight * 100)}% of traffic`);
+    return experiment.id;
+  } catch (error) {
+    progress.line(`could not open the A/B experiment for ${publication.adapterName}: ${(error as Error).message}`);
+    return undefined;
+  }
+}

@@ -1,0 +1,165 @@
+// Gathers one optimiser step's data: claims groups under a lease until `groupsPerStep` of them have
+// rewards (or none is left), scores them (group-rewards.ts), computes group-relative advantages, and
+// builds the token sequences of the groups that carry signal. Groups that cannot be trained in this
+// mode are set aside (handed back at the end of the cycle); groups whose episodes all failed are
+// marked `failed`. Leaves out the gradient step and everything after it.
+import { type GroupAdvantages, batchAdvantages } from '../grpo/advantages.ts';
+import type { GroupRecord } from '../grpo/step-metrics.ts';
+import { buildBatch, type BuiltBatch, type TrajectoryInput } from './build-batch.ts';
+import { groupRewards, type TrajectoryRow } from './group-rewards.ts';
+import type { LeaseKeeper } from './lease-keeper.ts';
+import type { TrainerSession } from './trainer-session.ts';
+
+export interface PreparedStep {
+  /** Every group with rewards: trained on, or consumed without signal. */
+  readonly consumed: string[];
+  /** Groups whose sequences are in the batch. */
+  readonly used: string[];
+  /** Consumed groups that gave no gradient, with why. */
+  readonly reasons: Record<string, string>;
+  readonly groups: GroupRecord[];
+  readonly batch: BuiltBatch;
+  /** Claimed but not trainable in this mode: release at the end of the cycle. */
+  readonly setAside: string[];
+}
+
+export async function prepareStep(session: TrainerSession, keeper: LeaseKeeper): Promise<PreparedStep | undefined> {
+  const { config, deps } = session;
+  const { store, progress } = deps;
+  const scored: { groupId: string; trajectories: TrajectoryRow[]; rewards: number[] }[] = [];
+  const setAside: string[] = [];
+  for (;;) {
+    const wanted = config.groupsPerStep - scored.length;
+    if (wanted <= 0) break;
+    const claimed = await store.claimGroups({
+      owner: config.owner,
+      limit: wanted,
+      leaseSeconds: config.leaseSeconds,
+      policyId: session.policy.id,
+    });
+    if (claimed.length === 0) break;
+    keeper.hold(claimed.map((group) => group.id));
+    await deps.hook?.('claimed');
+    for (const group of claimed) {
+      const loaded = await store.getGroup({ groupId: group.id, includeTurns: true });
+      const env = loaded.trajectories[0]?.env;
+      const tools = env ? deps.toolsFor?.(env) : undefined;
+      const outcome = await groupRewards(loaded, {
+        store,
+        mode: config.reward,
+        weights: config.rewardWeights,
+        ...(deps.judge ? { judge: deps.judge } : {}),
+        ...(tools ? { tools } : {}),
+      });
+      switch (outcome.kind) {
+        case 'rewards':
+          scored.push({ groupId: group.id, trajectories: outcome.trajectories, rewards: outcome.rewards });
+          break;
+        case 'failed':
+          await store.markGroupFailed({ groupId: group.id, reason: outcome.reason });
+          keeper.drop([group.id]);
+          progress.line(`group ${group.id} failed: ${outcome.reason}`);
+          break;
+        case 'unscored':
+          await store.releaseGroups({ owner: config.owner, groupIds: [group.id] });
+          keeper.drop([group.id]);
+          progress.line(`group ${group.id} left unscored: ${outcome.reason}`);
+          break;
+        case 'skip':
+          setAside.push(group.id);
+          progress.line(`group ${group.id} set aside: ${outcome.reason}`);
+          break;
+      }
+    }
+  }
+  if (scored.length === 0) {
+    return setAside.length > 0 ? { consumed: [], used: [], reasons: {}, groups: [], batch: emptyBatch(), setAside } : undefined;
+  }
+
+  const advantages = batchAdvantages(
+    scored.map((group) => ({ id: group.groupId, rewards: group.rewards })),
+    { scale: config.loss.scaleRewards, eps: config.loss.advantageEps },
+  );
+  const reasons: Record<string, string> = {};
+  for (const groupId of advantages.noSignal) reasons[groupId] = 'no-signal';
+  const inputs: TrajectoryInput[] = [];
+  scored.forEach((group, index) => {
+    const result = advantages.groups[index] as GroupAdvantages;
+    if (result.noSignal) return;
+    group.trajectories.forEach((trajectory, slot) => {
+      inputs.push({
+        trajectoryId: trajectory.id,
+        groupId: group.groupId,
+        messages: storedMessages(trajectory),
+        ...toolsOf(session, trajectory.env),
+        advantage: result.advantages[slot] as number,
+      });
+    });
+  });
+  const batch = buildBatch(session.tokenizer, inputs, {
+    vocabSize: session.model.config.vocabSize,
+    maxTokens: session.maxTokens,
+  });
+  for (const skip of batch.skipped) progress.line(`trajectory ${skip.trajectoryId} left out (${skip.reason}): ${skip.detail}`);
+  const withSequences = new Set(batch.sequences.map((sequence) => sequence.groupId));
+  const used = advantages.used.filter((groupId) => withSequences.has(groupId));
+  for (const groupId of advantages.used) {
+    if (!withSequences.has(groupId)) reasons[groupId] = 'no-trainable-sequences';
+  }
+  return {
+    consumed: scored.map((group) => group.groupId),
+    used,
+    reasons,
+    groups: advantages.groups.map((group) => ({
+      rewards: group.rewards,
+      advantages: group.advantages,
+      std: group.std,
+      noSignal: group.noSignal,
+    })),
+    batch,
+    setAside,
+  };
+}
+
+/** A stored trajectory's turns as messages with their sampled ids and logprobs. */
+export function storedMessages(trajectory: TrajectoryRow): TrajectoryInput['messages'] {
+  return (trajectory.turns ?? []).map((turn) => {
+    switch (turn.role) {
+      case 'system':
+      case 'user':
+        return { role: turn.role, content: turn.content ?? '' };
+      case 'tool':
+        return { role: 'tool', content: turn.content ?? '', tool_call_id: turn.toolCallId ?? '(missing)' };
+      case 'assistant':
+        return {
+          role: 'assistant',
+          content: turn.content,
+          ...(turn.toolCalls && turn.toolCalls.length > 0 ? { tool_calls: turn.toolCalls } : {}),
+          ...(turn.completionTokenIds ? { completionTokenIds: turn.completionTokenIds } : {}),
+          ...(turn.completionLogprobs ? { completionLogprobs: turn.completionLogprobs } : {}),
+        };
+    }
+  });
+}
+
+function toolsOf(session: TrainerSession, env: string): { tools?: TrajectoryInput['tools'] } {
+  const tools = session.deps.toolsFor?.(env);
+  return tools ? { tools } : {};
+}
+
+function emptyBatch(): BuiltBatch {
+  return { sequences: [], reports: [], skipped: [] };
+}
+
+/** Per-trajectory notes for the store: what the training render measured. */
+export function trajectoryNotes(batch: BuiltBatch): Record<string, Record<string, unknown>> {
+  const notes: Record<string, Record<string, unknown>> = {};
+  for (const report of batch.reports) {
+    const { trajectoryId, ...measured } = report;
+    notes[trajectoryId] = { training: measured };
+  }
+  for (const skip of batch.skipped) {
+    notes[skip.trajectoryId] = { training: { skipped: skip.reason, detail: skip.detail.slice(0, 500) } };
+  }
+  return notes;
+}

@@ -1,0 +1,169 @@
+// Puts a trained adapter in front of an OpenAI-compatible inference server, and proves it serves:
+// copy the PEFT directory into the serving directory (temporary name, then rename), `POST
+// /v1/load_lora_adapter` (vLLM's runtime LoRA API, needs VLLM_ALLOW_RUNTIME_LORA_UPDATING=True),
+// `GET /v1/models` must list it, and one probe chat completion through it must answer. Each stage's
+// failure comes back as data naming the stage and why; nothing here touches the store (the caller
+// registers the version as published only after `ok`). Safe to repeat: a copy already in place or an
+// adapter already listed is reused. Leaves out object-store uploads.
+import { existsSync } from 'node:fs';
+import { cp, mkdir, rename, rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { assertNever } from '../../protocol/statuses.ts';
+import type { InferenceEndpoint } from './train-config.ts';
+
+export const publishStages = ['copy', 'load', 'list', 'probe'] as const;
+export type PublishStage = (typeof publishStages)[number];
+
+export type PublishOutcome =
+  | { readonly ok: true; readonly adapterPath: string; readonly reused: { copy: boolean; load: boolean } }
+  | { readonly ok: false; readonly stage: PublishStage; readonly reason: string };
+
+export interface PublishInput {
+  /** The checkpoint directory holding adapter_config.json and adapter_model.safetensors. */
+  readonly sourceDir: string;
+  /** The serving directory on this machine. */
+  readonly servingDir: string;
+  /** The same directory as the inference server sees it (a shared mount); default: `servingDir`, absolute. */
+  readonly serverDir?: string;
+  /** The name requests will use: `<policy>@<version>`. */
+  readonly adapterName: string;
+  readonly endpoint: InferenceEndpoint;
+  readonly fetch?: typeof fetch;
+}
+
+export async function publishAdapter(input: PublishInput): Promise<PublishOutcome> {
+  const doFetch = input.fetch ?? fetch;
+  const localPath = join(input.servingDir, input.adapterName);
+  const serverPath = join(input.serverDir ?? resolve(input.servingDir), input.adapterName);
+  const fail = (stage: PublishStage, reason: string): PublishOutcome => ({ ok: false, stage, reason });
+
+  let copied = false;
+  try {
+    copied = await copyAdapter(input.sourceDir, localPath);
+  } catch (error) {
+    return fail('copy', `cannot copy ${input.sourceDir} to ${localPath}: ${(error as Error).message}`);
+  }
+
+  const call = (path: string, init?: RequestInit) => request(doFetch, input.endpoint, path, init);
+  const listed = async (): Promise<{ ok: true; ids: string[] } | { ok: false; reason: string }> => {
+    const response = await call('/models');
+    if (!response.ok) return response;
+    const data = (response.body as { data?: { id?: unknown }[] } | undefined)?.data;
+    if (!Array.isArray(data)) return { ok: false, reason: 'GET /models answered without a "data" list' };
+    return { ok: true, ids: data.map((entry) => String(entry.id)) };
+  };
+
+  const before = await listed();
+  if (!before.ok) return fail('list', before.reason);
+  const alreadyLoaded = before.ids.includes(input.adapterName);
+  if (!alreadyLoaded) {
+    const loaded = await call('/load_lora_adapter', {
+      method: 'POST',
+      body: JSON.stringify({ lora_name: input.adapterName, lora_path: serverPath }),
+    });
+    if (!loaded.ok) return fail('load', loaded.reason);
+  }
+  const after = await listed();
+  if (!after.ok) return fail('list', after.reason);
+  if (!after.ids.includes(input.adapterName)) {
+    return fail('list', `GET /models does not list "${input.adapterName}" after loading it (it lists ${after.ids.join(', ') || 'nothing'})`);
+  }
+  const probe = await call('/chat/completions', {
+    method: 'POST',
+    body: JSON.stringify({
+      model: input.adapterName,
+      messages: [{ role: 'user', content: 'Reply with one word.' }],
+      max_tokens: 1,
+      temperature: 0,
+    }),
+  });
+  if (!probe.ok) return fail('probe', probe.reason);
+  const choices = (probe.body as { choices?: unknown[] } | undefined)?.choices;
+  if (!Array.isArray(choices) || choices.length === 0) {
+    return fail('probe', 'the probe completion came back without choices');
+  }
+  return { ok: true, adapterPath: serverPath, reused: { copy: !copied, load: alreadyLoaded } };
+}
+
+/** Copies unless the target already holds the adapter (a repeated publication); returns whether it copied. */
+async function copyAdapter(sourceDir: string, target: string): Promise<boolean> {
+  if (existsSync(join(target, 'adapter_config.json')) && existsSync(join(target, 'adapter_model.safetensors'))) {
+    return false;
+  }
+  await mkdir(resolve(target, '..'), { recursive: true });
+  const temporary = `${target}.tmp-${process.pid}`;
+  await rm(temporary, { recursive: true, force: true });
+  await mkdir(temporary, { recursive: true });
+  for (const file of ['adapter_config.json', 'adapter_model.safetensors']) {
+    await cp(join(sourceDir, file), join(temporary, file));
+  }
+  await rm(target, { recursive: true, force: true });
+  await rename(temporary, target);
+  return true;
+}
+
+type CallResult = { ok: true; body: unknown } | { ok: false; reason: string };
+
+async function request(
+  doFetch: typeof fetch,
+  endpoint: InferenceEndpoint,
+  path: string,
+  init: RequestInit = {},
+): Promise<CallResult> {
+  const method = init.method ?? 'GET';
+  const what = `${method} ${path}`;
+  let response: Response;
+  try {
+    response = await doFetch(`${endpoint.baseUrl}${path}`, {
+      ...init,
+      method,
+      headers: {
+        ...(init.body ? { 'content-type': 'application/json' } : {}),
+        ...(endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {}),
+      },
+      signal: AbortSignal.timeout(endpoint.timeoutMs),
+    });
+  } catch (error) {
+    const reason = (error as Error).name === 'TimeoutError' ? `no answer within ${endpoint.timeoutMs} ms` : causeOf(error);
+    return { ok: false, reason: `${what} to ${endpoint.baseUrl} failed: ${reason}` };
+  }
+  const text = await response.text().catch(() => '');
+  if (!response.ok) {
+    return { ok: false, reason: `${what} answered ${response.status}: ${errorText(text)}` };
+  }
+  const kind = responseKind(response.headers.get('content-type'));
+  switch (kind) {
+    case 'json':
+      try {
+        return { ok: true, body: JSON.parse(text) as unknown };
+      } catch {
+        return { ok: false, reason: `${what} answered malformed JSON: ${text.slice(0, 200)}` };
+      }
+    case 'text':
+      return { ok: true, body: text };
+    default:
+      return assertNever(kind, 'response kind');
+  }
+}
+
+function responseKind(contentType: string | null): 'json' | 'text' {
+  return contentType?.includes('json') ? 'json' : 'text';
+}
+
+/** The server's own message when it sent an OpenAI-style error body, else the start of the text. */
+function errorText(text: string): string {
+  try {
+    const body = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown };
+    if (typeof body.error === 'object' && typeof body.error?.message === 'string') return body.error.message;
+    if (typeof body.error === 'string') return body.error;
+    if (typeof body.message === 'string') return body.message;
+  } catch {
+    // not JSON
+  }
+  return text.slice(0, 300) || '(empty body)';
+}
+
+function causeOf(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? (error as Error).message;
+}

@@ -1,0 +1,176 @@
+// One GRPO cycle (`edgerl train --once`): finish a checkpoint left unpublished by an earlier run, then
+// claim → score → advantages → token sequences → optimiser step(s) → checkpoint → publish → mark
+// trained (finish-checkpoint.ts), with the leases renewed throughout. Nothing reaches the store as
+// "trained" before the checkpoint holding it is on disk and the adapter serves; a failure or kill
+// anywhere before leaves the groups to be taken again (the checkpoint, if written, is finished on the
+// next run instead of training its groups again). Leaves out SFT (sft.ts) and scheduling (the CLI).
+import { commitTrainingCycle } from '../../db/store/training-cycle.ts';
+import { toStoreError } from '../../db/database-errors.ts';
+import { releaseOwnerLeases } from '../../db/store/owner-leases.ts';
+import { type StepRecord, writeCheckpoint } from './checkpoint.ts';
+import { type FinishOutcome, finishCheckpoint } from './finish-checkpoint.ts';
+import { LeaseKeeper } from './lease-keeper.ts';
+import { prepareStep, trajectoryNotes } from './prepare-step.ts';
+import { formatStepLine, stepRecordMetrics } from './step-summary.ts';
+import { trainStep } from './train-step.ts';
+import type { TrainerSession } from './trainer-session.ts';
+
+export type CycleReport =
+  | { readonly kind: 'idle'; readonly setAside: number }
+  | { readonly kind: 'no-signal'; readonly groupIds: string[] }
+  | (FinishOutcome & { readonly steps: number; readonly resumed: boolean });
+
+export async function runCycle(session: TrainerSession): Promise<CycleReport> {
+  const { config, deps } = session;
+  const { store, progress } = deps;
+  const keeper = new LeaseKeeper({
+    renew: (groupIds) => store.renewLease({ owner: config.owner, groupIds, leaseSeconds: config.leaseSeconds }),
+    leaseSeconds: config.leaseSeconds,
+    log: (line) => progress.line(line),
+  });
+  keeper.start();
+  const setAside: string[] = [];
+  try {
+    // Leases this owner holds but no checkpoint accounts for (a run killed mid-step): hand them back.
+    const keep = session.pending?.state.groupIds ?? [];
+    const released = await releaseOwnerLeases(store.db, { owner: config.owner, except: keep }).catch((error: unknown) => {
+      throw toStoreError(error);
+    });
+    if (released.length > 0) progress.line(`released ${released.length} group(s) an earlier run had claimed but not trained`);
+
+    if (session.pending) {
+      const pending = session.pending;
+      progress.line(`finishing checkpoint ${pending.state.step} (written by an earlier run, not yet published)`);
+      const outcome = await finishCheckpoint(session, pending, keeper);
+      reportFinish(session, outcome);
+      if (outcome.kind !== 'discarded') return { ...outcome, steps: pending.state.steps.length, resumed: true };
+    }
+
+    const steps: StepRecord[] = [];
+    const consumed: string[] = [];
+    const reasons: Record<string, string> = {};
+    let notes: Record<string, Record<string, unknown>> = {};
+    for (let index = 0; index < config.stepsPerCycle; index++) {
+      const prepared = await prepareStep(session, keeper);
+      if (!prepared) break;
+      setAside.push(...prepared.setAside);
+      if (prepared.consumed.length === 0) break;
+      consumed.push(...prepared.consumed);
+      Object.assign(reasons, prepared.reasons);
+      notes = { ...notes, ...trajectoryNotes(prepared.batch) };
+      if (prepared.batch.sequences.length === 0) continue;
+      const trainingRunId = await session.ensureTrainingRun();
+      const step = session.lineage.step + 1;
+      const started = performance.now();
+      const result = await trainStep(session.model, session.adapterName, session.optimizer, prepared.batch.sequences, {
+        objective: {
+          kind: 'grpo',
+          loss: {
+            lossKind: config.loss.lossKind,
+            clip: config.loss.clip,
+            aggregation: config.loss.aggregation,
+            beta: config.loss.beta,
+          },
+        },
+        microBatchTokens: config.loss.microBatchTokens,
+        maxGradNorm: config.loss.maxGradNorm,
+        learningRate: config.loss.learningRate,
+        padTokenId: session.tokenizer.padTokenId,
+        onMicroBatch: (done, total, tokens) =>
+          progress.microBatch(step, done, total, tokens, (performance.now() - started) / 1000),
+      });
+      const metrics = stepRecordMetrics({
+        groups: prepared.groups,
+        batch: prepared.batch,
+        result,
+        maxGradNorm: config.loss.maxGradNorm,
+        learningRate: config.loss.learningRate,
+      });
+      session.lineage = { ...session.lineage, step, trainingRunId };
+      steps.push({ step, metrics, groupIds: prepared.used });
+      progress.stepEnd(step, formatStepLine(step, metrics));
+      await deps.hook?.('trained');
+    }
+    await releaseSetAside(session, setAside);
+    setAside.length = 0;
+
+    if (consumed.length === 0) return { kind: 'idle', setAside: 0 };
+    await keeper.ensure();
+    if (steps.length === 0) {
+      // Only groups without signal: nothing to publish, but they are consumed and say why.
+      await commitTrainingCycle(store.db, {
+        owner: config.owner,
+        ...(session.lineage.trainingRunId ? { trainingRunId: session.lineage.trainingRunId } : {}),
+        groupIds: consumed,
+        groupReasons: reasons,
+      }).catch((error: unknown) => {
+        throw toStoreError(error);
+      });
+      keeper.drop(consumed);
+      progress.line(`${consumed.length} group(s) had no reward spread: marked trained (no-signal), nothing to publish`);
+      return { kind: 'no-signal', groupIds: consumed };
+    }
+
+    const checkpoint = await writeCheckpoint(config.outputDir, {
+      model: session.model,
+      adapterName: session.adapterName,
+      optimizer: session.optimizer,
+      state: {
+        formatVersion: 1,
+        kind: 'rl',
+        step: session.lineage.step,
+        trainingRunId: session.lineage.trainingRunId as string,
+        policyId: session.policy.id,
+        parentVersionId: session.lineage.parentVersionId,
+        groupIds: consumed,
+        groupReasons: reasons,
+        trajectoryNotes: notes,
+        steps,
+        configHash: session.configHash,
+        createdAt: new Date().toISOString(),
+      },
+    });
+    session.pending = checkpoint;
+    progress.line(`checkpoint ${checkpoint.dir}`);
+    await deps.hook?.('checkpointed');
+    const outcome = await finishCheckpoint(session, checkpoint, keeper);
+    reportFinish(session, outcome);
+    return { ...outcome, steps: steps.length, resumed: false };
+  } catch (error) {
+    // Drop what this cycle changed in memory; leases not covered by a checkpoint go back.
+    await session.restore().catch((restoreError: unknown) =>
+      progress.line(`could not reload the last checkpoint: ${(restoreError as Error).message}`),
+    );
+    const keep = new Set(session.pending?.state.groupIds ?? []);
+    const release = [...keeper.held, ...setAside].filter((groupId) => !keep.has(groupId));
+    if (release.length > 0) {
+      await store.releaseGroups({ owner: config.owner, groupIds: release }).catch(() => undefined);
+    }
+    throw error;
+  } finally {
+    keeper.stop();
+  }
+}
+
+async function releaseSetAside(session: TrainerSession, groupIds: string[]): Promise<void> {
+  if (groupIds.length === 0) return;
+  await session.deps.store.releaseGroups({ owner: session.config.owner, groupIds });
+}
+
+export function reportFinish(session: TrainerSession, outcome: FinishOutcome): void {
+  const { progress } = session.deps;
+  switch (outcome.kind) {
+    case 'published':
+      progress.line(
+        `published ${outcome.adapterName} (${outcome.groupIds.length} group(s)) at ${outcome.adapterUri}${session.config.publish.makeDefault ? '; now the default' : ''}`,
+      );
+      break;
+    case 'publish-failed':
+      progress.line(
+        `publication of ${outcome.adapterName} failed at ${outcome.stage}: ${outcome.reason}; the previous version keeps serving, the next run retries`,
+      );
+      break;
+    case 'discarded':
+      break;
+  }
+}

@@ -1,0 +1,191 @@
+// `edgerl train --sft`: supervised warm-up of the same adapter before RL. Chosen trajectories (finished,
+// reward at least a threshold) and/or demonstrations from a JSONL file are rendered like RL sequences
+// (stored sampled ids spliced in, assistant tokens masked) and trained with next-token negative
+// log-likelihood for a few epochs, in seeded shuffled batches; then checkpointed and published through
+// the same path as a GRPO cycle (no groups are consumed). Leaves out packing and learning-rate schedules.
+import { readFile } from 'node:fs/promises';
+import { z } from 'zod';
+import { chatMessageSchema, toolSpecSchema } from '../../protocol/chat.ts';
+import { formatIssues } from '../../protocol/format-issues.ts';
+import { selectTrajectories } from '../../db/store/select-trajectories.ts';
+import { toStoreError } from '../../db/database-errors.ts';
+import { createRng } from '../model/rng.ts';
+import { buildBatch, type TrajectoryInput } from './build-batch.ts';
+import { type StepRecord, writeCheckpoint } from './checkpoint.ts';
+import { finishCheckpoint } from './finish-checkpoint.ts';
+import { LeaseKeeper } from './lease-keeper.ts';
+import { storedMessages, trajectoryNotes } from './prepare-step.ts';
+import { type CycleReport, reportFinish } from './run-cycle.ts';
+import { formatStepLine, sftRecordMetrics } from './step-summary.ts';
+import { trainStep } from './train-step.ts';
+import type { TrainerSession } from './trainer-session.ts';
+
+const demonstrationSchema = z.object({
+  messages: z.array(chatMessageSchema).min(2),
+  tools: z.array(toolSpecSchema).optional(),
+});
+
+/** Reads a JSONL file of `{messages, tools?}` demonstrations; names the first bad line. */
+export async function readDemonstrations(path: string): Promise<TrajectoryInput[]> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new Error(`cannot read demonstrations ${path}: ${(error as Error).message}`);
+  }
+  const out: TrajectoryInput[] = [];
+  text.split('\n').forEach((line, index) => {
+    if (line.trim() === '') return;
+    let json: unknown;
+    try {
+      json = JSON.parse(line);
+    } catch {
+      throw new Error(`${path}:${index + 1}: not JSON`);
+    }
+    const parsed = demonstrationSchema.safeParse(json);
+    if (!parsed.success) throw new Error(`${path}:${index + 1}: ${formatIssues(parsed.error)}`);
+    if (!parsed.data.messages.some((message) => message.role === 'assistant')) {
+      throw new Error(`${path}:${index + 1}: no assistant message to learn from`);
+    }
+    out.push({
+      trajectoryId: `${path}:${index + 1}`,
+      groupId: null,
+      messages: parsed.data.messages,
+      ...(parsed.data.tools ? { tools: parsed.data.tools } : {}),
+      advantage: 1,
+    });
+  });
+  return out;
+}
+
+export async function runSft(session: TrainerSession): Promise<CycleReport> {
+  const { config, deps } = session;
+  const { store, progress } = deps;
+  const keeper = new LeaseKeeper({
+    renew: (groupIds) => store.renewLease({ owner: config.owner, groupIds, leaseSeconds: config.leaseSeconds }),
+    leaseSeconds: config.leaseSeconds,
+  });
+  try {
+    if (session.pending) {
+      const pending = session.pending;
+      progress.line(`finishing checkpoint ${pending.state.step} (written by an earlier run, not yet published)`);
+      const outcome = await finishCheckpoint(session, pending, keeper);
+      reportFinish(session, outcome);
+      if (outcome.kind !== 'discarded') return { ...outcome, steps: pending.state.steps.length, resumed: true };
+    }
+    const inputs = await gatherData(session);
+    const batch = buildBatch(session.tokenizer, inputs, {
+      vocabSize: session.model.config.vocabSize,
+      maxTokens: session.maxTokens,
+    });
+    for (const skip of batch.skipped) progress.line(`${skip.trajectoryId} left out (${skip.reason}): ${skip.detail}`);
+    if (batch.sequences.length === 0) {
+      throw new Error(
+        `nothing to train on: no trajectory with ${config.sft.rewardField} reward ≥ ${config.sft.minReward}` +
+          `${config.sft.env ? ` in ${config.sft.env}` : ''}${config.sft.demonstrationsFile ? ' and no usable demonstration' : ''}` +
+          ' (lower --min-reward, try --sft-reward verifier, or pass --demonstrations FILE)',
+      );
+    }
+    progress.line(`SFT on ${batch.sequences.length} sequence(s) for ${config.sft.epochs} epoch(s)`);
+    const trainingRunId = await session.ensureTrainingRun();
+    const rng = createRng(config.seed, session.lineage.step);
+    const steps: StepRecord[] = [];
+    for (let epoch = 1; epoch <= config.sft.epochs; epoch++) {
+      const order = shuffled(batch.sequences, rng);
+      for (let at = 0; at < order.length; at += config.sft.sequencesPerStep) {
+        const chunk = order.slice(at, at + config.sft.sequencesPerStep);
+        const step = session.lineage.step + 1;
+        const started = performance.now();
+        const result = await trainStep(session.model, session.adapterName, session.optimizer, chunk, {
+          objective: { kind: 'sft' },
+          microBatchTokens: config.loss.microBatchTokens,
+          maxGradNorm: config.loss.maxGradNorm,
+          learningRate: config.sft.learningRate,
+          padTokenId: session.tokenizer.padTokenId,
+          onMicroBatch: (done, total, tokens) =>
+            progress.microBatch(step, done, total, tokens, (performance.now() - started) / 1000),
+        });
+        const metrics = sftRecordMetrics({
+          batch: { ...batch, sequences: chunk },
+          result,
+          maxGradNorm: config.loss.maxGradNorm,
+          learningRate: config.sft.learningRate,
+          epoch,
+        });
+        session.lineage = { ...session.lineage, step, trainingRunId };
+        steps.push({ step, metrics, groupIds: [] });
+        progress.stepEnd(step, formatStepLine(step, metrics));
+      }
+    }
+    const checkpoint = await writeCheckpoint(config.outputDir, {
+      model: session.model,
+      adapterName: session.adapterName,
+      optimizer: session.optimizer,
+      state: {
+        formatVersion: 1,
+        kind: 'sft',
+        step: session.lineage.step,
+        trainingRunId,
+        policyId: session.policy.id,
+        parentVersionId: session.lineage.parentVersionId,
+        groupIds: [],
+        groupReasons: {},
+        // Demonstrations are not in the store: only stored trajectories get notes.
+        trajectoryNotes: Object.fromEntries(
+          Object.entries(trajectoryNotes(batch)).filter(([id]) => /^[0-9a-f-]{36}$/.test(id)),
+        ),
+        steps,
+        configHash: session.configHash,
+        createdAt: new Date().toISOString(),
+      },
+    });
+    session.pending = checkpoint;
+    progress.line(`checkpoint ${checkpoint.dir}`);
+    const outcome = await finishCheckpoint(session, checkpoint, keeper);
+    reportFinish(session, outcome);
+    return { ...outcome, steps: steps.length, resumed: false };
+  } catch (error) {
+    await session.restore().catch(() => undefined);
+    throw error;
+  } finally {
+    keeper.stop();
+  }
+}
+
+async function gatherData(session: TrainerSession): Promise<TrajectoryInput[]> {
+  const { config, deps } = session;
+  const { sft } = config;
+  const rows = await selectTrajectories(deps.store.db, {
+    reward: sft.rewardField,
+    minReward: sft.minReward,
+    policyId: session.policy.id,
+    limit: sft.limit,
+    ...(sft.env ? { env: sft.env } : {}),
+  }).catch((error: unknown) => {
+    throw toStoreError(error);
+  });
+  const inputs: TrajectoryInput[] = [];
+  for (const row of rows) {
+    const { trajectory, turns } = await deps.store.getTrajectory(row.id);
+    const tools = deps.toolsFor?.(trajectory.env);
+    inputs.push({
+      trajectoryId: trajectory.id,
+      groupId: trajectory.groupId,
+      messages: storedMessages({ ...trajectory, turns }),
+      ...(tools ? { tools } : {}),
+      advantage: 1,
+    });
+  }
+  if (sft.demonstrationsFile) inputs.push(...(await readDemonstrations(sft.demonstrationsFile)));
+  return inputs;
+}
+
+function shuffled<T>(items: readonly T[], rng: { next(): number }): T[] {
+  const out = [...items];
+  for (let index = out.length - 1; index > 0; index--) {
+    const other = Math.floor(rng.next() * (index + 1));
+    [out[index], out[other]] = [out[other] as T, out[index] as T];
+  }
+  return out;
+}
+

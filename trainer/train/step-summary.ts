@@ -1,0 +1,96 @@
+// The step record: trainer/grpo's stepMetrics (loss, reward, advantage, clip, KL, gradient) plus what
+// only the trainer job knows (throughput, tokenization drift, sequences left out), and the one-line
+// summary printed per step. Pure. Keys use `/` (conventions §17).
+import type { LossSums } from '../grpo/grpo-loss.ts';
+import { type GroupRecord, stepMetrics } from '../grpo/step-metrics.ts';
+import type { BuiltBatch } from './build-batch.ts';
+import type { TrainStepResult } from './train-step.ts';
+
+export interface StepSummaryInput {
+  readonly groups: readonly GroupRecord[];
+  readonly batch: BuiltBatch;
+  readonly result: TrainStepResult;
+  readonly maxGradNorm: number;
+  readonly learningRate: number;
+}
+
+/** Every value is a finite number (the store's metrics column refuses anything else). */
+export function stepRecordMetrics(input: StepSummaryInput): Record<string, number> {
+  const { batch, result } = input;
+  const base = stepMetrics({
+    groups: input.groups,
+    microBatches: result.microBatches,
+    gradNorm: result.gradNorm,
+    maxGradNorm: input.maxGradNorm,
+    learningRate: input.learningRate,
+  });
+  return finite({ ...base, ...throughput(result, base.tokens), ...tokenReport(batch) });
+}
+
+/** SFT has no rewards or advantages: loss, tokens, gradient, throughput, drift. */
+export function sftRecordMetrics(input: Omit<StepSummaryInput, 'groups'> & { readonly epoch: number }): Record<string, number> {
+  const { batch, result } = input;
+  const total = (key: keyof LossSums) => result.microBatches.reduce((sum, b) => sum + (b[key] ?? 0), 0);
+  const tokens = total('tokens');
+  return finite({
+    loss: total('loss'),
+    tokens,
+    sequences: total('sequences'),
+    micro_batches: result.microBatches.length,
+    'grad/norm': result.gradNorm,
+    'grad/clipped': result.gradNorm > input.maxGradNorm ? 1 : 0,
+    lr: input.learningRate,
+    epoch: input.epoch,
+    ...throughput(result, tokens),
+    ...tokenReport(batch),
+  });
+}
+
+function throughput(result: TrainStepResult, trainedTokens: number): Record<string, number> {
+  const seconds = Math.max(result.seconds, 1e-9);
+  return {
+    'tokens/processed': result.tokens,
+    'tokens/padded': result.paddedTokens,
+    'tokens/per_second': result.tokens / seconds,
+    'tokens/trained_per_second': trainedTokens / seconds,
+    'time/step_seconds': result.seconds,
+  };
+}
+
+function tokenReport(batch: BuiltBatch): Record<string, number> {
+  const sum = (key: 'driftTurns' | 'driftTokens' | 'retokenizedTurns' | 'onPolicyTokens' | 'sampledTurns') =>
+    batch.reports.reduce((total, report) => total + report[key], 0);
+  return {
+    'drift/trajectories': batch.reports.filter((report) => report.driftTurns > 0).length,
+    'drift/turns': sum('driftTurns'),
+    'drift/tokens': sum('driftTokens'),
+    'turns/sampled': sum('sampledTurns'),
+    'turns/retokenized': sum('retokenizedTurns'),
+    'tokens/on_policy': sum('onPolicyTokens'),
+    'sequences/skipped': batch.skipped.length,
+  };
+}
+
+function finite(metrics: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(metrics).map(([key, value]) => [key, Number.isFinite(value) ? value : 0]));
+}
+
+/** `step 4 · loss −0.0123 · reward 0.50±0.50 · clip 1.2% · grad 0.83 · 1,234 tok/s · 12 seq`. */
+export function formatStepLine(step: number, metrics: Record<string, number>): string {
+  const parts = [`step ${step}`, `loss ${fixed(metrics.loss, 4)}`];
+  if (metrics['reward/mean'] !== undefined) {
+    parts.push(`reward ${fixed(metrics['reward/mean'], 2)}±${fixed(metrics['reward/std'], 2)}`);
+  }
+  if (metrics['clip/fraction'] !== undefined) parts.push(`clip ${fixed(100 * (metrics['clip/fraction'] ?? 0), 1)}%`);
+  if (metrics['kl/mean'] !== undefined) parts.push(`kl ${fixed(metrics['kl/mean'], 4)}`);
+  parts.push(`grad ${fixed(metrics['grad/norm'], 3)}`);
+  parts.push(`${Math.round(metrics['tokens/per_second'] ?? 0).toLocaleString('en-US')} tok/s`);
+  parts.push(`${metrics.sequences ?? 0} seq`);
+  if (metrics['groups/no_signal']) parts.push(`${metrics['groups/no_signal']} group(s) without signal`);
+  if (metrics['drift/turns']) parts.push(`drift ${metrics['drift/turns']} turn(s)`);
+  return parts.join(' · ');
+}
+
+function fixed(value: number | undefined, digits: number): string {
+  return (value ?? 0).toFixed(digits);
+}

@@ -1,0 +1,213 @@
+// One optimiser step on the adapter: the step's sequences split into micro-batches (bounded padded
+// tokens), each micro-batch's loss differentiated with respect to the adapter's variables only, the
+// gradients summed (each micro-batch is divided by the whole step's normaliser, so the sum is the full
+// batch's gradient), clipped by global norm, and applied with AdamW. Objectives are a closed union:
+// GRPO (trainer/grpo's loss table: PPO-clip or CISPO, token- or sequence-mean, optional k3 KL) and SFT
+// (next-token negative log-likelihood on assistant tokens, token-mean). Leaves out scheduling, I/O and
+// metrics beyond the read-back sums.
+//
+// Legend: B = sequences in a micro-batch, T = its longest sequence, T − 1 = predicted positions.
+import * as tf from '@tensorflow/tfjs';
+import { assertNever } from '../../protocol/statuses.ts';
+import type { AdamW } from '../grpo/adamw.ts';
+import { type StepNormaliser, stepNormaliser, tokenMean } from '../grpo/aggregate.ts';
+import { clipGradNorm } from '../grpo/clip-grad-norm.ts';
+import { type GrpoLossOptions, grpoLoss, type LossSums, type LossSumTensors, readLossSums } from '../grpo/grpo-loss.ts';
+import { addGrads, microBatchGrads } from '../grpo/micro-batch-grads.ts';
+import { planMicroBatches } from '../grpo/micro-batches.ts';
+import { stopGradient } from '../grpo/stop-gradient.ts';
+import type { PolicyModel } from '../model/policy-model.ts';
+import type { TrainingSequence } from './build-batch.ts';
+
+export type Objective = { readonly kind: 'grpo'; readonly loss: GrpoLossOptions } | { readonly kind: 'sft' };
+
+export interface TrainStepOptions {
+  readonly objective: Objective;
+  /** Padded tokens per micro-batch (sequences × longest). */
+  readonly microBatchTokens: number;
+  /** Global gradient-norm clip; Infinity measures without clipping. */
+  readonly maxGradNorm: number;
+  readonly learningRate: number;
+  /** Filler id for right padding (masked out of attention and loss). */
+  readonly padTokenId: number;
+  /** Called after each micro-batch, e.g. for a progress bar. */
+  readonly onMicroBatch?: (done: number, total: number, tokens: number) => void;
+}
+
+export interface TrainStepResult {
+  /** One entry per micro-batch, as read back by readLossSums. */
+  readonly microBatches: LossSums[];
+  /** Global gradient norm before clipping. */
+  readonly gradNorm: number;
+  /** Real (unpadded) tokens of every sequence, prompt included: what the forward pass processed. */
+  readonly tokens: number;
+  readonly paddedTokens: number;
+  readonly seconds: number;
+}
+
+/** Builds the micro-batch's loss tensors from its policy logprobs; runs inside the gradient tape. */
+type ObjectiveLoss = (
+  logprobs: tf.Tensor2D,
+  batch: MicroBatchTensors,
+  step: StepNormaliser,
+) => LossSumTensors;
+
+const objectiveLosses = {
+  grpo: (options: GrpoLossOptions) => (logprobs, batch, step) => {
+    // Trained tokens with no sampling logprob take the current one, detached: ratio ≡ 1 (on-policy).
+    const old = tf.where(batch.onPolicy, stopGradient(logprobs), batch.oldLogprobs) as tf.Tensor2D; // [B, T−1]
+    return grpoLoss(
+      options,
+      {
+        logprobs,
+        oldLogprobs: old,
+        advantages: batch.advantages,
+        mask: batch.mask,
+        ...(batch.refLogprobs ? { refLogprobs: batch.refLogprobs } : {}),
+      },
+      step,
+    );
+  },
+  // SFT: L = −Σ m·ℓ / N_step (token-mean over the step, as TRL's SFTTrainer averages over label tokens).
+  sft: () => (logprobs, batch, step) =>
+    tf.tidy(() => {
+      const loss = tokenMean(tf.neg(logprobs) as tf.Tensor2D, batch.mask, step); // []
+      const tokens = tf.sum(batch.mask) as tf.Scalar; // []
+      return {
+        loss,
+        policyLoss: loss.clone(),
+        tokens,
+        sequences: tf.sum(tf.cast(tf.greater(tf.sum(batch.mask, 1), 0), 'float32')) as tf.Scalar, // [B] → []
+        ratioSum: tokens.clone(), // the ratio is 1 by definition
+        clippedLow: tf.scalar(0),
+        clippedHigh: tf.scalar(0),
+      };
+    }),
+} satisfies {
+  grpo: (options: GrpoLossOptions) => ObjectiveLoss;
+  sft: () => ObjectiveLoss;
+};
+
+function objectiveLoss(objective: Objective): ObjectiveLoss {
+  switch (objective.kind) {
+    case 'grpo':
+      return objectiveLosses.grpo(objective.loss);
+    case 'sft':
+      return objectiveLosses.sft();
+    default:
+      return assertNever(objective, 'objective');
+  }
+}
+
+interface MicroBatchTensors {
+  readonly ids: tf.Tensor2D; // [B, T] int32
+  readonly attentionMask: number[][]; // B rows of T flags
+  readonly mask: tf.Tensor2D; // [B, T−1] float32
+  readonly oldLogprobs: tf.Tensor2D; // [B, T−1], 0 where unknown
+  readonly onPolicy: tf.Tensor2D; // [B, T−1] bool
+  readonly advantages: tf.Tensor1D; // [B]
+  readonly refLogprobs?: tf.Tensor2D; // [B, T−1]
+}
+
+/** Pads the chosen sequences on the right to the longest and lays them out as tensors. */
+function microBatchTensors(sequences: readonly TrainingSequence[], padTokenId: number): MicroBatchTensors {
+  const b = sequences.length;
+  const t = Math.max(2, ...sequences.map((sequence) => sequence.ids.length));
+  const ids = new Int32Array(b * t).fill(padTokenId);
+  const mask = new Float32Array(b * (t - 1));
+  const old = new Float32Array(b * (t - 1));
+  const onPolicy = new Uint8Array(b * (t - 1));
+  const attentionMask: number[][] = [];
+  sequences.forEach((sequence, row) => {
+    ids.set(sequence.ids, row * t);
+    attentionMask.push(Array.from({ length: t }, (_, at) => (at < sequence.ids.length ? 1 : 0)));
+    const offset = row * (t - 1);
+    sequence.targetMask.forEach((bit, at) => {
+      mask[offset + at] = bit;
+      const logprob = sequence.oldLogprobs[at] as number;
+      // A trained token whose logprob is unknown is on-policy; context NaNs stay out (mask 0, old 0).
+      old[offset + at] = Number.isFinite(logprob) ? logprob : 0;
+      onPolicy[offset + at] = bit === 1 && (sequence.onPolicy[at] === 1 || !Number.isFinite(logprob)) ? 1 : 0;
+    });
+  });
+  return {
+    ids: tf.tensor2d(ids, [b, t], 'int32'),
+    attentionMask,
+    mask: tf.tensor2d(mask, [b, t - 1]),
+    oldLogprobs: tf.tensor2d(old, [b, t - 1]),
+    onPolicy: tf.tensor2d(onPolicy, [b, t - 1], 'bool'),
+    advantages: tf.tensor1d(sequences.map((sequence) => sequence.advantage)),
+  };
+}
+
+/**
+ * One optimiser step on `sequences` for adapter `adapterName`. Leaves the adapter variables and the
+ * optimiser updated and no other tensor behind.
+ */
+export async function trainStep(
+  model: PolicyModel,
+  adapterName: string,
+  optimizer: AdamW,
+  sequences: readonly TrainingSequence[],
+  options: TrainStepOptions,
+): Promise<TrainStepResult> {
+  if (sequences.length === 0) throw new RangeError('trainStep: no sequences to train on');
+  const started = performance.now();
+  const variables = model.trainableVariables(adapterName);
+  if (variables.length !== optimizer.variables.length || variables.some((v, i) => v !== optimizer.variables[i])) {
+    throw new RangeError(`trainStep: the optimiser does not hold adapter "${adapterName}"'s variables`);
+  }
+  const normaliser = stepNormaliser(sequences.map((sequence) => sequence.trainedTokens));
+  const plan = planMicroBatches(
+    sequences.map((sequence) => sequence.ids.length),
+    options.microBatchTokens,
+  );
+  const lossOf = objectiveLoss(options.objective);
+  const beta = options.objective.kind === 'grpo' ? options.objective.loss.beta : 0;
+  const microBatches: LossSums[] = [];
+  let grads: tf.Tensor[] | undefined;
+  let tokens = 0;
+  let paddedTokens = 0;
+  try {
+    for (const [index, members] of plan.batches.entries()) {
+      const chosen = members.map((member) => sequences[member] as TrainingSequence);
+      const base = microBatchTensors(chosen, options.padTokenId);
+      const forward = { adapter: adapterName, attentionMask: base.attentionMask, training: true };
+      // The reference (adapter off) needs no gradient: computed outside the tape, only when beta > 0.
+      const batch: MicroBatchTensors =
+        beta > 0
+          ? {
+              ...base,
+              refLogprobs: model.forwardLogprobs(base.ids, { adapter: null, attentionMask: base.attentionMask }),
+            }
+          : base;
+      try {
+        const result = microBatchGrads(variables, () =>
+          lossOf(model.forwardLogprobs(batch.ids, forward), batch, normaliser),
+        );
+        grads = addGrads(grads, result.grads);
+        microBatches.push(await readLossSums(result.sums));
+      } finally {
+        tf.dispose([batch.ids, batch.mask, batch.oldLogprobs, batch.onPolicy, batch.advantages]);
+        if (batch.refLogprobs) batch.refLogprobs.dispose();
+      }
+      tokens += chosen.reduce((sum, sequence) => sum + sequence.ids.length, 0);
+      paddedTokens += chosen.length * (batch.attentionMask[0]?.length ?? 0);
+      options.onMicroBatch?.(index + 1, plan.batches.length, tokens);
+    }
+    const total = grads as tf.Tensor[];
+    const clipped = clipGradNorm(total, options.maxGradNorm);
+    try {
+      const gradNorm = (await clipped.norm.data())[0] as number;
+      if (!Number.isFinite(gradNorm)) {
+        throw new RangeError(`trainStep: the gradient norm is ${gradNorm}; the step was not applied`);
+      }
+      optimizer.applyGradients(clipped.grads, options.learningRate);
+      return { microBatches, gradNorm, tokens, paddedTokens, seconds: (performance.now() - started) / 1000 };
+    } finally {
+      tf.dispose([...clipped.grads, clipped.norm]);
+    }
+  } finally {
+    if (grads) tf.dispose(grads);
+  }
+}
