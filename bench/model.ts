@@ -1,43 +1,36 @@
-// npm run bench:model — throughput of the model runtime on the active tfjs backend: tokens/s and
-// achieved GFLOP/s for a forward pass (per-token logprobs, the trainer's scoring path) and for
-// forward + backward (gradients of those logprobs into a LoRA adapter), for the tiny and small
-// presets, next to the plain 1024×1024 matmul rate of the same backend measured in the same run.
-// Reports, does not assert. Backend: EDGERL_BACKEND (node-gpu | node | wasm | cpu) or the default order.
+// npm run bench:model [-- --backend NAME] [--models tiny,small,qwen2.5-0.5b] — throughput of the model
+// runtime on one tfjs backend: tokens/s and achieved GFLOP/s for a forward pass (per-token logprobs,
+// the trainer's scoring path), forward + backward (gradients of those logprobs into a LoRA adapter),
+// and KV-cached decoding (trainer/model/decode-batch.ts, the inference endpoint's step), next to the
+// backend's plain matmul rate measured in the same run (bench/matmul-ceiling.ts). Models: the tiny and
+// small presets, and on a hardware GPU Qwen2.5-0.5B's shape with random weights (bench/bench-models.ts).
+// Backend: --backend, else EDGERL_BACKEND, else the first available. Reports, does not assert.
 //
 // FLOPs are counted analytically, as executed (2 per multiply-add; elementwise ops, softmax and norms
-// are not counted). Per token, with L layers, P projection weights per layer, S = T keys (the full
-// T×T score matrix is computed, then masked), H heads of size hd, LoRA rank r on every projection:
+// are not counted). Per token, with L layers, P projection weights per layer, S keys (T for a full
+// pass, which computes the whole T×T score matrix and masks it; the cached length when decoding),
+// H heads of size hd, LoRA rank r on every projection:
 //   forward  = L·(2P + 4·S·H·hd + Σ_proj 2r(in+out)) + 2·D·V
 //   backward = L·(2P + 8·S·H·hd + Σ_proj 4r(in+out)) + 4·D·V
 // Backward needs no weight gradients for the frozen base (only dX = dY·Wᵀ, 2P), but attention
 // needs gradients for both operands of both products (2× its forward), LoRA for activations and
 // for A and B (2×), and the logprob head recomputes the logits before multiplying back (2·2DV).
 import * as tf from '@tensorflow/tfjs';
-import { selectBackend } from '../trainer/model/backend.ts';
-import type { ModelConfig } from '../trainer/model/hf-config.ts';
-import { projections } from '../trainer/model/hf-config.ts';
-import { type ModelPreset, presetConfig, randomWeights } from '../trainer/model/init-model.ts';
+import { DecodeBatch } from '../trainer/model/decode-batch.ts';
+import { type ModelConfig, projections } from '../trainer/model/hf-config.ts';
 import { PolicyModel } from '../trainer/model/policy-model.ts';
-import { tinyTokenizerFiles } from '../trainer/model/tokenizer/tiny-tokenizer.ts';
 import { projectionShape } from '../trainer/model/weight-names.ts';
+import { flagValue, selectBenchBackend } from './backend-flag.ts';
+import { benchModels, benchWeights, describeBenchModel } from './bench-models.ts';
+import { matmulCeiling, timeTensorOp } from './matmul-ceiling.ts';
 
 const batch = 4;
 const positions = 128;
+/** Decoding: `batch` rows with prompts of `promptTokens`, then `decodeSteps` cached steps. */
+const promptTokens = 64;
+const decodeSteps = 32;
 const rank = 8;
 const seconds = (ms: number) => ms / 1000;
-
-async function timeIt(fn: () => tf.Tensor | tf.Tensor[], minMs: number): Promise<number> {
-  tf.dispose(fn()); // warm-up: kernel setup, first allocations
-  let runs = 0;
-  const start = performance.now();
-  do {
-    const out = fn();
-    await (Array.isArray(out) ? out[0] : out)?.data(); // wait for the work to finish
-    tf.dispose(out);
-    runs += 1;
-  } while (performance.now() - start < minMs);
-  return (performance.now() - start) / runs;
-}
 
 function flopsPerToken(config: ModelConfig, keys: number): { forward: number; backward: number } {
   const { hiddenSize: d, vocabSize: v, numHeads: h, headDim: hd, numLayers: l } = config;
@@ -55,68 +48,101 @@ function flopsPerToken(config: ModelConfig, keys: number): { forward: number; ba
   };
 }
 
-const backend = await selectBackend({ requested: process.env.EDGERL_BACKEND });
-const n = 1024;
-const a = tf.randomNormal([n, n]);
-const b = tf.randomNormal([n, n]);
-const matmulMs = await timeIt(() => tf.matMul(a, b), 2000);
-const matmulGflops = (2 * n ** 3) / seconds(matmulMs) / 1e9;
-tf.dispose([a, b]);
-console.log(
-  `backend ${backend.choice}: plain ${n}×${n} matmul ${matmulMs.toFixed(1)} ms → ${matmulGflops.toFixed(2)} GFLOP/s (the ceiling)`,
-);
+/** ms per decode step and FLOPs per step, averaged over rounds of `decodeSteps` steps (prefill not timed). */
+async function timeDecode(model: PolicyModel, minMs: number): Promise<{ ms: number; flops: number }> {
+  const adapter = model.adapter('bench');
+  const vocab = model.config.vocabSize;
+  const prompt = (row: number) =>
+    Array.from({ length: promptTokens }, (_, i) => (row * 31 + i * 7919) % vocab);
+  // Cached length during step i (0-based) is promptTokens + i + 1 keys (the fed token included).
+  let flopsPerRound = 0;
+  for (let i = 0; i < decodeSteps; i++)
+    flopsPerRound += batch * flopsPerToken(model.config, promptTokens + i + 1).forward;
+  let steps = 0;
+  let elapsed = 0;
+  let rounds = 0;
+  for (let round = 0; round === 0 || elapsed < minMs; round++) {
+    const decoding = new DecodeBatch(model.decoder);
+    await decoding.add(Array.from({ length: batch }, (_, row) => ({ prompt: prompt(row), adapter })));
+    const fed = Array.from({ length: batch }, (_, row) => (row * 17 + round) % vocab);
+    const start = performance.now();
+    for (let i = 0; i < decodeSteps; i++) await decoding.step(fed); // each step reads its logits back
+    const ms = performance.now() - start;
+    decoding.dispose();
+    if (round === 0) continue; // warm-up round: shader compilation, first allocations
+    elapsed += ms;
+    steps += decodeSteps;
+    rounds += 1;
+  }
+  return { ms: elapsed / steps, flops: (flopsPerRound * rounds) / steps };
+}
 
-const vocabSize = tinyTokenizerFiles().vocabSize;
+const backend = await selectBenchBackend();
+const ceiling = await matmulCeiling(backend);
+const models = benchModels(backend, flagValue('models'));
+
 const rows: string[][] = [];
-for (const preset of ['tiny', 'small'] as ModelPreset[]) {
-  const config = presetConfig(preset, 'qwen2', {
-    vocabSize,
-    bosTokenId: null,
-    eosTokenIds: [],
-    padTokenId: null,
-  });
-  const model = PolicyModel.fromHostWeights(config, randomWeights(config, 1));
+const addRow = (name: string, pass: string, shape: string, ms: number, tokens: number, flops: number) => {
+  const gflops = flops / seconds(ms) / 1e9;
+  rows.push([
+    name,
+    pass,
+    shape,
+    ms.toFixed(1),
+    (tokens / seconds(ms)).toFixed(0),
+    gflops.toFixed(2),
+    `${((100 * gflops) / ceiling.gflops).toFixed(1)} %`,
+  ]);
+};
+for (const entry of models) {
+  console.log(describeBenchModel(entry));
+  const { config } = entry;
+  const model = PolicyModel.fromHostWeights(config, benchWeights(config, 1));
   model.addAdapter('bench', { r: rank, alpha: 2 * rank, targets: [...projections], initLoraWeights: false });
   const variables = model.trainableVariables('bench');
   const ids = tf.tensor2d(
-    Array.from({ length: batch * positions }, (_, i) => (i * 7919) % vocabSize),
+    Array.from({ length: batch * positions }, (_, i) => (i * 7919) % config.vocabSize),
     [batch, positions],
     'int32',
   );
   const tokens = batch * (positions - 1); // logprobs are of positions 1..T−1
   const flops = flopsPerToken(config, positions);
-  const forwardMs = await timeIt(() => model.forwardLogprobs(ids, { adapter: 'bench' }), 3000);
-  const trainMs = await timeIt(() => {
+  const forwardMs = await timeTensorOp(() => model.forwardLogprobs(ids, { adapter: 'bench' }), 3000);
+  addRow(entry.name, 'forward', `${batch}×${positions}`, forwardMs, tokens, flops.forward * tokens);
+  const trainMs = await timeTensorOp(() => {
     const { value, grads } = tf.variableGrads(
       () => tf.mean(model.forwardLogprobs(ids, { adapter: 'bench' })) as tf.Scalar,
       variables,
     );
     return [value, ...Object.values(grads)];
   }, 6000);
-  for (const [pass, ms, perToken] of [
-    ['forward', forwardMs, flops.forward],
-    ['forward+backward', trainMs, flops.forward + flops.backward],
-  ] as const) {
-    const gflops = (perToken * tokens) / seconds(ms) / 1e9;
-    rows.push([
-      preset,
-      pass,
-      `${batch}×${positions}`,
-      ms.toFixed(1),
-      (tokens / seconds(ms)).toFixed(0),
-      gflops.toFixed(2),
-      `${((100 * gflops) / matmulGflops).toFixed(1)} %`,
-    ]);
-  }
+  addRow(
+    entry.name,
+    'forward+backward',
+    `${batch}×${positions}`,
+    trainMs,
+    tokens,
+    (flops.forward + flops.backward) * tokens,
+  );
+  const decode = await timeDecode(model, 3000);
+  addRow(
+    entry.name,
+    'decode step',
+    `${batch}×(${promptTokens}+${decodeSteps})`,
+    decode.ms,
+    batch,
+    decode.flops,
+  );
   ids.dispose();
   model.dispose();
 }
 
-const header = ['preset', 'pass', 'B×T', 'ms/batch', 'tokens/s', 'GFLOP/s', 'of matmul'];
+const header = ['model', 'pass', 'B×T', 'ms/call', 'tokens/s', 'GFLOP/s', 'of ceiling'];
 const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
 const line = (cells: string[]) => cells.map((c, i) => c.padStart(widths[i] as number)).join('  ');
 console.log(line(header));
 for (const row of rows) console.log(line(row));
 console.log(
-  `LoRA rank ${rank} on all 7 projections; vocabulary ${vocabSize}; matmul FLOPs only (see the header of bench/model.ts).`,
+  `LoRA rank ${rank} on all 7 projections; matmul FLOPs only (see the header of bench/model.ts); ` +
+    `decode tokens/s counts the ${batch} tokens each step produces, the host reading every step's logits.`,
 );

@@ -14,6 +14,19 @@ export async function main(argv: string[], io: Partial<CommandInput> = {}): Prom
       stdout.write(overview());
       return argv.length === 0 ? 2 : 0;
     }
+    const group = commands.filter((c) => c.name.length > 1 && c.name[0] === argv[0]);
+    if (group.length > 0) {
+      // A command group (`edgerl ab`, `edgerl db`): list its subcommands.
+      const asksHelp = argv[1] === '--help' || argv[1] === '-h';
+      if (argv.length > 1 && !asksHelp) {
+        stderr.write(
+          `edgerl: unknown command "${argv.join(' ')}"; run "edgerl ${argv[0]} --help" for the list\n`,
+        );
+        return 2;
+      }
+      stdout.write(listing(`Usage: edgerl ${argv[0]} <command> [options]`, group));
+      return asksHelp ? 0 : 2;
+    }
     stderr.write(`edgerl: unknown command "${argv.join(' ')}"; run "edgerl --help" for the list\n`);
     return 2;
   }
@@ -55,17 +68,13 @@ function findCommand(argv: string[]): Command | undefined {
 }
 
 function overview(): string {
-  const width = Math.max(...commands.map((c) => c.name.join(' ').length));
-  const lines = commands.map((c) => `  ${c.name.join(' ').padEnd(width)}  ${c.summary}`);
-  return [
-    'edgerl: agentic RL for TypeScript teams',
-    '',
-    'Usage: edgerl <command> [options]   (every command takes --help)',
-    '',
-    'Commands:',
-    ...lines,
-    '',
-  ].join('\n');
+  return `edgerl: agentic RL for TypeScript teams\n\n${listing('Usage: edgerl <command> [options]', commands)}`;
+}
+
+function listing(usage: string, list: readonly Command[]): string {
+  const width = Math.max(...list.map((c) => c.name.join(' ').length));
+  const lines = list.map((c) => `  ${c.name.join(' ').padEnd(width)}  ${c.summary}`);
+  return [`${usage}   (every command takes --help)`, '', 'Commands:', ...lines, ''].join('\n');
 }
 
 function isParseArgsError(error: unknown): boolean {

@@ -70,18 +70,31 @@ export function createApp(deps: EdgeDeps) {
         maxBodyBytes: limits.rolloutBodyBytes,
       }),
     )
-    .route('/groups', groupRoutes())
+    .route(
+      '/groups',
+      groupRoutes({
+        environments: deps.environments,
+        defaultModel: deps.defaultModel,
+        maxBodyBytes: limits.rolloutBodyBytes,
+      }),
+    )
     .route(
       '/trajectories',
       trajectoryRoutes({
-        stores: deps.stores,
         defaultModel: deps.defaultModel,
         maxBodyBytes: limits.trajectoryBodyBytes,
         pollMs: limits.ssePollMs,
         maxStreamMs: limits.sseMaxMs,
       }),
     )
-    .route('/', proxyRoutes({ upstream: deps.upstream, maxBodyBytes: limits.proxyBodyBytes }));
+    .route(
+      '/',
+      proxyRoutes({
+        upstream: deps.upstream,
+        maxBodyBytes: limits.proxyBodyBytes,
+        logError: (error) => logError(error, new Request('http://edge/v1/chat/completions')),
+      }),
+    );
 
   const app = new Hono<EdgeEnv>()
     .get('/health', (c) => c.json({ ok: true, service: 'edgerl-edge' }))

@@ -5,7 +5,8 @@
 // is already the store's turns table (a Workflow's step log would duplicate it, and a Durable
 // Object per episode would add state and cost without a second writer to coordinate).
 // The store is a Neon WebSocket pool per request or queue batch, closed in waitUntil. No PGlite,
-// pg or fs here (wrangler's bundle would fail or bloat): db/open-neon-store.ts only.
+// pg or fs here (wrangler's bundle would fail or bloat): db/open-neon-store.ts only. The module
+// exports only its handlers (and types): workerd reads every named export as an entrypoint.
 import { openNeonStore, type NeonSettings } from '../db/open-neon-store.ts';
 import { createApp, type EdgeApp } from './app.ts';
 import { type EdgeConfig, edgeConfigFromEnv } from './edge-config.ts';
@@ -15,6 +16,7 @@ import { ApiError } from './http/api-error.ts';
 import { OpenAIPolicyClient } from './policy/openai-policy-client.ts';
 import { consumeEpisode } from './rollouts/consume-episode.ts';
 import type { EpisodeMessage } from './rollouts/episode-message.ts';
+import { queueMaxDeliveries, retryDelaySeconds } from './rollouts/queue-delivery.ts';
 import { queueDispatcher } from './rollouts/queue-dispatcher.ts';
 import { perUseStoreProvider } from './store-provider.ts';
 import type { ExecutionContextLike, MessageBatchLike, QueueLike } from './worker-types.ts';
@@ -31,14 +33,6 @@ export interface WorkerEnv {
   /** Local development and tests only: `host:port` of a WebSocket-to-TCP tunnel in front of Postgres. */
   readonly NEON_DEV_WS_PROXY?: string;
   readonly EPISODES: QueueLike<EpisodeMessage>;
-}
-
-/** wrangler.toml's `max_retries` (3) plus the first delivery; a test keeps the two in step. */
-export const queueMaxDeliveries = 4;
-
-/** Seconds before a failed episode message is delivered again: 10 s, 20 s, 40 s, … capped at 5 min. */
-export function retryDelaySeconds(attempts: number): number {
-  return Math.min(300, 10 * 2 ** (attempts - 1));
 }
 
 interface Prepared {

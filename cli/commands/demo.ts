@@ -1,43 +1,138 @@
-// `edgerl demo`, interim: opens the embedded store (migrating it on first use) and shows what it
-// holds, one line per table, with a hint to explore it with `edgerl sql`. The full demo replaces it.
-import { openStore } from '../../db/open-store.ts';
-import { storeConfigFromEnv } from '../../db/store-config.ts';
-import { defineCommand } from '../command.ts';
+// `edgerl demo` (what `npm run demo` runs): the whole loop on one machine, offline: rollouts at the
+// edge, trajectories in the embedded Postgres, verifier (and RULER) rewards, GRPO on a LoRA adapter,
+// published versions, and an A/B evaluation of the starting policy against the final one.
+import { createProgress, type ProgressStream } from '../../trainer/train/progress.ts';
+import { defineCommand, intFlag, stringFlag, UsageError } from '../command.ts';
+import { type DemoConfig, demoDefaults, quickOverrides, resolveDemoConfig } from '../demo/demo-config.ts';
+import { runDemo } from '../demo/run-demo.ts';
+import { DemoStopped, listenForStop } from '../demo/stop-signal.ts';
+import { formatSummary } from '../demo/summary.ts';
+import { isModelPreset } from '../../trainer/model/init-model.ts';
+
+const d = demoDefaults;
 
 export const demoCommand = defineCommand({
   name: ['demo'],
-  summary: 'Open the trajectory store and show what it holds',
-  usage: `Usage: edgerl demo
+  summary: 'Run the whole loop on this machine and show the agent learning (offline, ~10 min)',
+  usage: `Usage: edgerl demo [--quick] [--fresh] [--json] [options]
 
-Opens the store (DATABASE_URL, else the embedded store in EDGERL_DATA_DIR, default .edgerl/pgdata,
-migrated on first use) and prints the number of rows in each table.`,
-  options: {},
-  async run({ env, stdout }) {
-    const config = storeConfigFromEnv(env);
-    const store = await openStore({ url: config.url, dataDir: config.dataDir, migrations: 'apply' });
+Creates a tiny model, starts the local inference endpoint and the edge app, warm-starts the policy
+on scripted demonstrations of the multi-hop lookup task, runs RL rounds (rollouts through the edge,
+then a GRPO cycle that publishes a new adapter), and A/B-tests the starting policy against the final
+one on held-out tasks. Prints a summary and writes an HTML report. Everything stays under --data-dir;
+a second run reuses the model, warm start and finished rounds there (--fresh starts clean).
+Ctrl-C stops after the current step; a second Ctrl-C exits at once. RULER joins the verifier's
+reward when JUDGE_BASE_URL (and the other JUDGE_* variables) are set.
+
+Options:
+  --quick                the test-sized run (every phase once, tiny sizes)
+  --fresh                delete --data-dir first
+  --json                 print the summary as JSON on stdout (progress goes to stderr)
+  --data-dir DIR         where everything goes (default ${d.dataDir})
+  --seed N               seed of weights, tasks and sampling (default ${d.seed})
+  --preset NAME          tiny | small (default ${d.preset})
+  --embedding-std X      std of the random model's token embedding (default ${d.embeddingStd})
+  --lora-rank N          LoRA rank on every projection, alpha = 2·rank (default ${d.loraRank})
+  --sft-demos N          scripted demonstrations for the warm start (default ${d.sftDemonstrations})
+  --sft-epochs N         passes over them (default ${d.sftEpochs})
+  --sft-batch N          sequences per SFT step (default ${d.sftBatch})
+  --sft-lr X             SFT learning rate (default ${d.sftLearningRate})
+  --rounds N             RL rounds (default ${d.rounds}; --quick ${quickOverrides.rounds})
+  --groups N             groups per round (default ${d.groupsPerRound}; --quick ${quickOverrides.groupsPerRound})
+  --group-size N         episodes per group (default ${d.groupSize}; --quick ${quickOverrides.groupSize})
+  --lr X                 GRPO learning rate (default ${d.rlLearningRate})
+  --eval-per-arm N       held-out episodes per A/B arm (default ${d.evalPerArm}; --quick ${quickOverrides.evalPerArm})
+  --temperature T        sampling temperature (default ${d.temperature})
+  --max-tokens N         completion tokens per turn (default ${d.maxTokensPerTurn})
+  --concurrency N        episodes at once (default ${d.concurrency})
+  --inference-port N     (default 0: a free port)
+  --edge-port N          (default 0: a free port)`,
+  options: {
+    quick: { type: 'boolean' },
+    fresh: { type: 'boolean' },
+    json: { type: 'boolean' },
+    'data-dir': { type: 'string' },
+    seed: { type: 'string' },
+    preset: { type: 'string' },
+    'embedding-std': { type: 'string' },
+    'lora-rank': { type: 'string' },
+    'sft-demos': { type: 'string' },
+    'sft-epochs': { type: 'string' },
+    'sft-batch': { type: 'string' },
+    'sft-lr': { type: 'string' },
+    rounds: { type: 'string' },
+    groups: { type: 'string' },
+    'group-size': { type: 'string' },
+    lr: { type: 'string' },
+    'eval-per-arm': { type: 'string' },
+    temperature: { type: 'string' },
+    'max-tokens': { type: 'string' },
+    concurrency: { type: 'string' },
+    'inference-port': { type: 'string' },
+    'edge-port': { type: 'string' },
+  },
+  async run({ values, env, stdout, stderr }) {
+    const config = { ...parseConfig(values), ...(env.EDGERL_BACKEND ? { backend: env.EDGERL_BACKEND } : {}) };
+    const progress = createProgress(stderr as unknown as ProgressStream);
+    const stop = listenForStop(() =>
+      stderr.write('\nstopping after the current step (Ctrl-C again to exit at once)…\n'),
+    );
     try {
-      const tables = await store.sql.query(
-        `select table_schema, table_name from information_schema.tables
-         where table_schema in ('public', 'sample') and table_type = 'BASE TABLE'
-         order by table_schema, table_name`,
-      );
-      const counts: [string, number][] = [];
-      for (const [schema, table] of tables.rows as [string, string][]) {
-        const quoted = `"${schema.replaceAll('"', '""')}"."${table.replaceAll('"', '""')}"`;
-        const result = await store.sql.query(`select count(*) from ${quoted}`);
-        counts.push([`${schema === 'public' ? '' : `${schema}.`}${table}`, Number(result.rows[0]?.[0])]);
-      }
-      const width = Math.max(...counts.map(([name]) => name.length));
-      stdout.write(`edgerl trajectory store: ${store.target} (${store.driver})\n\n`);
-      for (const [name, rows] of counts)
-        stdout.write(`  ${name.padEnd(width)}  ${String(rows).padStart(6)} rows\n`);
-      stdout.write(
-        '\nTry: npx edgerl sql "select * from group_summaries order by created_at desc limit 10"\n',
-      );
-      stdout.write('     npx edgerl sql "select * from sample.customers limit 5"\n');
+      const summary = await runDemo(config, { progress, stop, env });
+      stdout.write(config.json ? `${JSON.stringify(summary, null, 2)}\n` : formatSummary(summary));
       return 0;
+    } catch (error) {
+      if (error instanceof DemoStopped) {
+        stderr.write(`${error.message}\n`);
+        return 130;
+      }
+      throw error;
     } finally {
-      await store.close();
+      stop.dispose();
     }
   },
 });
+
+function parseConfig(values: Parameters<typeof stringFlag>[0]): DemoConfig {
+  const int = (key: string) => (values[key] === undefined ? undefined : intFlag(values, key, 0));
+  const num = (key: string) => {
+    const raw = stringFlag(values, key);
+    if (raw === undefined) return undefined;
+    const value = Number(raw);
+    if (raw.trim() === '' || !Number.isFinite(value))
+      throw new UsageError(`--${key} must be a number, got "${raw}"`);
+    return value;
+  };
+  const preset = stringFlag(values, 'preset');
+  if (preset !== undefined && !isModelPreset(preset))
+    throw new UsageError(`--preset must be tiny or small, got "${preset}"`);
+  const input: { -readonly [K in keyof DemoConfig]?: DemoConfig[K] | undefined } = {
+    quick: values.quick === true,
+    fresh: values.fresh === true,
+    json: values.json === true,
+    dataDir: stringFlag(values, 'data-dir'),
+    seed: int('seed'),
+    preset,
+    embeddingStd: num('embedding-std'),
+    loraRank: int('lora-rank'),
+    sftDemonstrations: int('sft-demos'),
+    sftEpochs: int('sft-epochs'),
+    sftBatch: int('sft-batch'),
+    sftLearningRate: num('sft-lr'),
+    rounds: int('rounds'),
+    groupsPerRound: int('groups'),
+    groupSize: int('group-size'),
+    rlLearningRate: num('lr'),
+    evalPerArm: int('eval-per-arm'),
+    temperature: num('temperature'),
+    maxTokensPerTurn: int('max-tokens'),
+    concurrency: int('concurrency'),
+    inferencePort: int('inference-port'),
+    edgePort: int('edge-port'),
+  };
+  try {
+    return resolveDemoConfig(input as Partial<DemoConfig>);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}

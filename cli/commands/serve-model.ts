@@ -22,7 +22,8 @@ Options:
   --served-model-name NAME  the base model's name in requests (default: the --model path, as vLLM)
   --max-model-len N         longest prompt + output (default: the model's max_position_embeddings)
   --max-num-seqs N          most sequences decoding at once (default 64)
-  --backend NAME            node-gpu | node | wasm | cpu (or EDGERL_BACKEND; default: first available)`,
+  --backend NAME            node-gpu | webgpu | webgpu:software | node | wasm | cpu (or EDGERL_BACKEND;
+                            default: first available, in that order, webgpu:software only on request)`,
   options: {
     model: { type: 'string' },
     adapters: { type: 'string' },

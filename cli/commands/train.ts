@@ -27,7 +27,7 @@ import { type CommandInput, defineCommand, intFlag, stringFlag, UsageError } fro
 
 export const trainCommand = defineCommand({
   name: ['train'],
-  summary: 'Train the policy\'s LoRA adapter with GRPO on scored groups (or SFT) and publish it',
+  summary: "Train the policy's LoRA adapter with GRPO on scored groups (or SFT) and publish it",
   usage: `Usage: edgerl train --policy NAME --model DIR --inference-url URL [--once | --every 15m] [options]
 
 One cycle claims complete rollout groups under a lease, scores them (RULER and/or the verifier),
@@ -50,7 +50,7 @@ Where:
   --server-adapter-dir DIR   the serving dir as the server sees it (default: --serving-dir)
   --database-url URL         postgres://… or memory:// (default DATABASE_URL; unset: embedded store)
   --data-dir DIR             the embedded store's directory (default EDGERL_DATA_DIR or .edgerl/pgdata)
-  --backend NAME             node-gpu | node | wasm | cpu (or EDGERL_BACKEND)
+  --backend NAME             node-gpu | webgpu | webgpu:software | node | wasm | cpu (or EDGERL_BACKEND)
 Rewards and advantages:
   --reward MODE              ruler | verifier | ruler+verifier (default ruler; judge: JUDGE_* variables)
   --judge-weight W           with ruler+verifier: weight of the judge score (default 1)
@@ -138,8 +138,10 @@ SFT (--sft: next-token loss on assistant tokens, the warm start before RL):
     'sft-limit': { type: 'string' },
   },
   async run({ values, env, stdout, stderr }) {
-    if (values.once === true && values.every !== undefined) throw new UsageError('choose one of --once and --every');
-    const everyMs = values.every === undefined ? undefined : parseDuration(stringFlag(values, 'every') as string);
+    if (values.once === true && values.every !== undefined)
+      throw new UsageError('choose one of --once and --every');
+    const everyMs =
+      values.every === undefined ? undefined : parseDuration(stringFlag(values, 'every') as string);
     const config = buildConfig(values, env);
     const pauseAt = pausePoint(env.EDGERL_TRAIN_PAUSE_AT);
     await selectBackend({
@@ -162,7 +164,8 @@ SFT (--sft: next-token loss on assistant tokens, the warm start before RL):
         ...(judge ? { judge } : {}),
         ...(pauseAt ? { hook: pauseHook(pauseAt, stderr) } : {}),
       });
-      const cycle = () => (config.mode === 'sft' ? runSft(session as TrainerSession) : runCycle(session as TrainerSession));
+      const cycle = () =>
+        config.mode === 'sft' ? runSft(session as TrainerSession) : runCycle(session as TrainerSession);
       if (everyMs === undefined) {
         const report = await cycle();
         stdout.write(`${describe(report)}\n`);
@@ -180,7 +183,7 @@ function buildConfig(values: CommandInput['values'], env: NodeJS.ProcessEnv): Tr
   const policyName = stringFlag(values, 'policy') ?? (env.EDGERL_POLICY || undefined);
   if (!policyName) throw new UsageError('--policy NAME is required (or set EDGERL_POLICY)');
   const modelDir = stringFlag(values, 'model');
-  if (!modelDir) throw new UsageError('--model DIR is required (the base model\'s Hugging Face directory)');
+  if (!modelDir) throw new UsageError("--model DIR is required (the base model's Hugging Face directory)");
   const outputDir = stringFlag(values, 'output-dir') ?? defaultOutputDir(policyName);
   const num = (key: string) => numberFlag(values, key);
   const int = (key: string) => (values[key] === undefined ? undefined : intFlag(values, key, 0));
@@ -189,13 +192,19 @@ function buildConfig(values: CommandInput['values'], env: NodeJS.ProcessEnv): Tr
     mode: values.sft === true ? 'sft' : 'rl',
     policyName,
     modelDir,
-    ...(stringFlag(values, 'base-model-name') ? { baseModelName: stringFlag(values, 'base-model-name') } : {}),
+    ...(stringFlag(values, 'base-model-name')
+      ? { baseModelName: stringFlag(values, 'base-model-name') }
+      : {}),
     outputDir,
     ...(stringFlag(values, 'serving-dir') ? { servingDir: stringFlag(values, 'serving-dir') } : {}),
-    ...(stringFlag(values, 'server-adapter-dir') ? { serverAdapterDir: stringFlag(values, 'server-adapter-dir') } : {}),
+    ...(stringFlag(values, 'server-adapter-dir')
+      ? { serverAdapterDir: stringFlag(values, 'server-adapter-dir') }
+      : {}),
     inference: {
       baseUrl: stringFlag(values, 'inference-url') ?? (env.EDGERL_INFERENCE_URL || ''),
-      ...(withValue(stringFlag(values, 'inference-api-key') ?? env.EDGERL_INFERENCE_API_KEY, (apiKey) => ({ apiKey }))),
+      ...withValue(stringFlag(values, 'inference-api-key') ?? env.EDGERL_INFERENCE_API_KEY, (apiKey) => ({
+        apiKey,
+      })),
     },
     publish: {
       makeDefault: values['no-default'] !== true,
@@ -249,14 +258,17 @@ function buildConfig(values: CommandInput['values'], env: NodeJS.ProcessEnv): Tr
 /** `<host>:<absolute output dir>`, hashed when too long for the store's 200 characters. */
 function defaultOwner(outputDir: string): string {
   const owner = `${hostname()}:${resolve(outputDir)}`;
-  return owner.length <= 200 ? owner : `${hostname().slice(0, 100)}:${createHash('sha256').update(owner).digest('hex').slice(0, 32)}`;
+  return owner.length <= 200
+    ? owner
+    : `${hostname().slice(0, 100)}:${createHash('sha256').update(owner).digest('hex').slice(0, 32)}`;
 }
 
 function numberFlag(values: CommandInput['values'], key: string): number | undefined {
   const raw = stringFlag(values, key);
   if (raw === undefined) return undefined;
   const value = Number(raw);
-  if (raw.trim() === '' || Number.isNaN(value)) throw new UsageError(`--${key} must be a number, got "${raw}"`);
+  if (raw.trim() === '' || Number.isNaN(value))
+    throw new UsageError(`--${key} must be a number, got "${raw}"`);
   return value;
 }
 
@@ -265,10 +277,15 @@ function withValue<T, R extends object>(value: T | undefined | '', build: (value
 }
 
 function parseTargets(list: string): Projection[] {
-  const names = list.split(',').map((name) => name.trim()).filter(Boolean);
+  const names = list
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
   const unknown = names.filter((name) => !(projections as readonly string[]).includes(name));
   if (unknown.length > 0) {
-    throw new UsageError(`--lora-targets: unknown projection(s) ${unknown.join(', ')}; choose from ${projections.join(', ')}`);
+    throw new UsageError(
+      `--lora-targets: unknown projection(s) ${unknown.join(', ')}; choose from ${projections.join(', ')}`,
+    );
   }
   return names as Projection[];
 }
@@ -376,11 +393,10 @@ function describe(report: CycleReport): string {
     case 'no-signal':
       return `edgerl train: ${report.groupIds.length} group(s) without reward spread consumed; nothing published`;
     case 'published':
-      return `edgerl train: published ${report.adapterName} (version ${report.version}, ${report.steps} step(s), ${report.groupIds.length} group(s))${report.resumed ? ' from an earlier run\'s checkpoint' : ''}`;
+      return `edgerl train: published ${report.adapterName} (version ${report.version}, ${report.steps} step(s), ${report.groupIds.length} group(s))${report.resumed ? " from an earlier run's checkpoint" : ''}`;
     case 'publish-failed':
       return `edgerl train: publication of ${report.adapterName} failed at ${report.stage}: ${report.reason}`;
     case 'discarded':
       return `edgerl train: checkpoint discarded: ${report.reason}`;
   }
 }
-

@@ -1,6 +1,6 @@
 // The arms of an experiment: a policy version and the share of traffic it gets.
 import { sql } from 'drizzle-orm';
-import { check, doublePrecision, pgTable, text, unique, uuid } from 'drizzle-orm/pg-core';
+import { check, doublePrecision, integer, pgTable, text, unique, uuid } from 'drizzle-orm/pg-core';
 import { timestamptz } from './columns.ts';
 import { experiments } from './experiments.ts';
 import { policyVersions } from './policies.ts';
@@ -18,6 +18,8 @@ export const experimentArms = pgTable(
       .references(() => policyVersions.id),
     /** Relative traffic weight: an arm gets weight / (sum of the experiment's weights) of requests. */
     weight: doublePrecision('weight').notNull().default(1),
+    /** The arm's place in the order it was created in; the A/B report compares every arm with position 0. */
+    position: integer('position').notNull().default(0),
     createdAt: timestamptz('created_at').notNull().defaultNow(),
   },
   (table) => [

@@ -46,8 +46,8 @@ export function assistantTurn(
       temperature: context.temperature,
       maxTokens: context.maxTokens,
       attempts: context.attempts,
-      // The turn record has no column for these yet; kept here until it does.
-      ...(response.promptTokenIds ? { promptTokenIds: response.promptTokenIds } : {}),
+      // Prompt ids are not stored: they repeat every earlier turn (quadratic in episode length), and
+      // the trainer re-renders the prompt from the stored messages; promptTokenCount is kept instead.
       ...(response.untokenizedLogprobs ? { untokenizedLogprobs: response.untokenizedLogprobs } : {}),
     },
   };

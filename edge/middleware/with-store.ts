@@ -1,6 +1,7 @@
 // Opens a store for the request and releases it when the response is ready: through waitUntil where
 // the runtime has one (Workers: the pool closes after the response is sent), else before returning.
-// Streaming routes that outlive the handler open their own handle from the provider.
+// A streaming response that still needs the store after the handler returns takes a hold with
+// `c.var.keepStore()` and lets go when its stream ends; the store is released after the last hold.
 import type { MiddlewareHandler } from 'hono';
 import type { EdgeEnv } from '../app-env.ts';
 import type { StoreProvider } from '../store-provider.ts';
@@ -8,14 +9,35 @@ import type { StoreProvider } from '../store-provider.ts';
 export function withStore(provider: StoreProvider): MiddlewareHandler<EdgeEnv> {
   return async (c, next) => {
     const handle = await provider.open();
+    let holds = 0;
+    let handlerDone = false;
+    let freed: (() => void) | undefined;
+    const whenFree = new Promise<void>((resolve) => {
+      freed = resolve;
+    });
+    const checkFree = () => {
+      if (handlerDone && holds === 0) freed?.();
+    };
     c.set('store', handle.store);
+    c.set('keepStore', () => {
+      holds += 1;
+      let let_go = false;
+      return () => {
+        if (let_go) return;
+        let_go = true;
+        holds -= 1;
+        checkFree();
+      };
+    });
     try {
       await next();
     } finally {
-      const released = handle.release().catch(() => {});
+      handlerDone = true;
+      checkFree();
+      const released = whenFree.then(() => handle.release()).catch(() => {});
       const waitUntil = executionWaitUntil(c);
       if (waitUntil) waitUntil(released);
-      else await released;
+      else if (holds === 0) await released;
     }
   };
 }

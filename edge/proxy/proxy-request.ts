@@ -31,6 +31,7 @@ export const proxyRequestSchema = z.looseObject({
   model: z.string().min(1).max(300),
   messages: z.array(messageSchema).min(1).max(10_000),
   stream: z.boolean().nullish(),
+  stream_options: z.looseObject({ include_usage: z.boolean().nullish() }).nullish(),
   /** Only one choice can become the trajectory's next turn. */
   n: z
     .number()

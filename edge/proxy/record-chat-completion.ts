@@ -2,23 +2,32 @@
 // the exchange as turns of the trajectory the client names. The request's messages not stored yet
 // are appended while the upstream call runs (appends are serial per trajectory, the model call is
 // the slow part), then the reply, with its token ids and logprobs when the endpoint returns them.
-// Upstream errors pass through unchanged and record no reply; the client may simply retry.
+// Streamed calls pass the events through as they come and record the reply when the stream ends
+// (before the final `[DONE]`, so a client that saw it knows the turn is stored). Upstream errors
+// pass through unchanged and record no reply; the client may simply retry.
 import { isStoreError } from '../../db/errors.ts';
 import type { Store } from '../../db/store.ts';
+import type { ChatMessage } from '../../protocol/chat.ts';
 import type { TurnInput } from '../../protocol/turn.ts';
 import { assistantTurn, withToolCallIds } from '../episode/assistant-turn.ts';
 import { errorMessage } from '../episode/error-message.ts';
 import { ApiError, invalidField } from '../http/api-error.ts';
 import { parseChatCompletion } from '../policy/parse-chat-completion.ts';
 import { rolloutMetadataSchema } from '../rollouts/rollout-metadata.ts';
-import { clientResponse } from './client-response.ts';
+import { type ClientAsked, clientChunk, clientResponse } from './client-response.ts';
 import { newMessages } from './new-messages.ts';
 import { type ProxyRequest, toChatMessage } from './proxy-request.ts';
-import { callUpstream, type UpstreamEndpoint } from './upstream.ts';
+import { SseParser } from './sse-parser.ts';
+import { ChatStreamAccumulator } from './stream-accumulator.ts';
+import { callUpstream, openUpstream, type UpstreamEndpoint } from './upstream.ts';
 
 export interface ProxyContext {
   readonly store: Store;
   readonly upstream: UpstreamEndpoint;
+  /** Where a failure to record a streamed reply is reported (the client sees an error event too). */
+  readonly logError?: (error: unknown) => void;
+  /** Keeps the store open while a streamed reply is still being read (see with-store.ts). */
+  readonly keepStore?: () => () => void;
 }
 
 export interface ProxyCall {
@@ -32,19 +41,30 @@ export interface ProxyCall {
 export interface ProxyResult {
   readonly status: number;
   readonly contentType: string;
-  /** JSON for a recorded reply; the upstream's own text for an upstream error. */
-  readonly body: string;
-  /** Index of the recorded assistant turn, when one was recorded. */
+  /** JSON for a recorded reply, server-sent events for a stream, the upstream's text for its error. */
+  readonly body: string | ReadableStream<Uint8Array>;
+  /** Index of the assistant turn recorded (or, for a stream, to be recorded at its end). */
   readonly turnIndex?: number;
   readonly model: string;
 }
 
+interface Exchange {
+  readonly messages: readonly ChatMessage[];
+  readonly model: string;
+  readonly upstreamBody: Record<string, unknown>;
+  /** The request's new messages being appended. */
+  readonly appended: Promise<void>;
+  readonly asked: ClientAsked;
+}
+
 export async function recordChatCompletion(context: ProxyContext, call: ProxyCall): Promise<ProxyResult> {
+  const exchange = await begin(context, call);
+  return call.request.stream ? recordStream(context, call, exchange) : recordWhole(context, call, exchange);
+}
+
+async function begin(context: ProxyContext, call: ProxyCall): Promise<Exchange> {
   const { store } = context;
   const { request, trajectoryId } = call;
-  if (request.stream) {
-    throw invalidField('stream', 'streaming is not supported by the recording proxy yet; send stream: false');
-  }
   const { trajectory, turns } = await store.getTrajectory(trajectoryId).catch((error: unknown) => {
     if (isStoreError(error, 'validation')) {
       throw invalidField('x-edgerl-trajectory', 'must be a trajectory id (a uuid)');
@@ -71,12 +91,25 @@ export async function recordChatCompletion(context: ProxyContext, call: ProxyCal
     store,
     fresh.messages.map((message, offset) => promptTurn(trajectoryId, fresh.firstIndex + offset, message)),
   );
-  // Both settle before anything is thrown, so no append is left running unobserved.
-  const [reply, appendResult] = await Promise.allSettled([
-    callUpstream(context.upstream, upstreamBody, call.signal),
+  // Observed here so a failure is never unhandled; awaited (and rethrown) by the caller.
+  appended.catch(() => {});
+  return {
+    messages,
+    model,
+    upstreamBody,
     appended,
+    asked: { logprobs: request.logprobs === true, tokenIds: request.return_token_ids === true },
+  };
+}
+
+async function recordWhole(context: ProxyContext, call: ProxyCall, exchange: Exchange): Promise<ProxyResult> {
+  const { model } = exchange;
+  // Both settle before anything is thrown, so no append is left running unobserved.
+  const [reply, appended] = await Promise.allSettled([
+    callUpstream(context.upstream, exchange.upstreamBody, call.signal),
+    exchange.appended,
   ]);
-  if (appendResult.status === 'rejected') throw appendResult.reason;
+  if (appended.status === 'rejected') throw appended.reason;
   if (reply.status === 'rejected') throw reply.reason;
   const upstream = reply.value;
   if (upstream.status < 200 || upstream.status >= 300) {
@@ -88,13 +121,133 @@ export async function recordChatCompletion(context: ProxyContext, call: ProxyCal
   } catch (error) {
     throw new ApiError('bad-gateway', 'inference endpoint: the completion is not JSON', { cause: error });
   }
-  const index = messages.length;
-  let turn: TurnInput;
-  let toolCallIds: string[];
+  const index = exchange.messages.length;
+  const { turn, toolCallIds } = replyTurn(call, json, model, index, upstream.latencyMs);
+  await context.store.appendTurn(turn);
+  const body = clientResponse(json, exchange.asked, toolCallIds);
+  return {
+    status: 200,
+    contentType: 'application/json',
+    body: JSON.stringify(body),
+    turnIndex: index,
+    model,
+  };
+}
+
+async function recordStream(
+  context: ProxyContext,
+  call: ProxyCall,
+  exchange: Exchange,
+): Promise<ProxyResult> {
+  const { model } = exchange;
+  const clientOptions = call.request.stream_options as { include_usage?: unknown } | null | undefined;
+  const upstreamBody = {
+    ...exchange.upstreamBody,
+    stream: true,
+    // The usage chunk carries the prompt token count the turn records.
+    stream_options: { ...clientOptions, include_usage: true },
+  };
+  const started = performance.now();
+  const [opened, appended] = await Promise.allSettled([
+    openUpstream(context.upstream, upstreamBody, call.signal),
+    exchange.appended,
+  ]);
+  if (appended.status === 'rejected') {
+    if (opened.status === 'fulfilled') await opened.value.body?.cancel();
+    throw appended.reason;
+  }
+  if (opened.status === 'rejected') throw opened.reason;
+  const response = opened.value;
+  if (!response.ok || !response.body) {
+    const text = await response.text();
+    const contentType = response.headers.get('content-type') ?? 'application/json';
+    return { status: response.status, contentType, body: text, model };
+  }
+  const index = exchange.messages.length;
+  const asked = { ...exchange.asked, usage: clientOptions?.include_usage === true };
+  const accumulator = new ChatStreamAccumulator();
+  const parser = new SseParser();
+  const decoder = new TextDecoder();
+  const encoder = new TextEncoder();
+  const reader = response.body.getReader();
+  const letGo = context.keepStore?.() ?? (() => {});
+  let done = false;
+  const forward = (events: ReturnType<SseParser['push']>, send: (text: string) => void) => {
+    for (const event of events) {
+      if (event.data === '[DONE]') {
+        done = true; // held back until the reply is stored
+        continue;
+      }
+      let chunk: unknown;
+      try {
+        chunk = JSON.parse(event.data);
+      } catch {
+        send(`${event.raw}\n\n`);
+        continue;
+      }
+      accumulator.add(chunk);
+      const shown = clientChunk(chunk as Record<string, unknown>, asked, index);
+      if (shown) send(`data: ${JSON.stringify(shown)}\n\n`);
+    }
+  };
+  const finish = async (send: (text: string) => void) => {
+    forward(parser.push(decoder.decode()), send);
+    forward(parser.flush(), send);
+    try {
+      const { turn } = replyTurn(call, accumulator.completion(), model, index, performance.now() - started);
+      await context.store.appendTurn(turn);
+    } catch (error) {
+      context.logError?.(error);
+      const message = `edgerl: the reply was not recorded: ${errorMessage(error)}`;
+      send(`data: ${JSON.stringify({ error: { message } })}\n\n`);
+    }
+    if (done) send('data: [DONE]\n\n');
+  };
+  // Pumped from here rather than pulled by the reader: in workerd a stream's pull runs in the
+  // reader's I/O context, where this request's database connection cannot be used. Writes wait for
+  // the client (backpressure); a client that goes away fails them, which cancels the upstream call,
+  // and nothing is recorded.
+  const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+  const writer = writable.getWriter();
+  const pending: string[] = [];
+  const send = (text: string) => pending.push(text);
+  const drain = async () => {
+    for (const text of pending.splice(0)) await writer.write(encoder.encode(text));
+  };
+  void (async () => {
+    try {
+      for (;;) {
+        const { value, done: ended } = await reader.read();
+        if (ended) break;
+        forward(parser.push(decoder.decode(value, { stream: true })), send);
+        await drain();
+      }
+      await finish(send);
+      await drain();
+      await writer.close();
+    } catch (error) {
+      await reader.cancel(error).catch(() => {});
+      await writer.abort(error).catch(() => {});
+    } finally {
+      letGo();
+    }
+  })();
+  const body = readable;
+  return { status: 200, contentType: 'text/event-stream', body, turnIndex: index, model };
+}
+
+/** The stored assistant turn for a completion, and the tool-call ids it was stored with. */
+function replyTurn(
+  call: ProxyCall,
+  json: Record<string, unknown>,
+  model: string,
+  index: number,
+  latencyMs: number,
+): { turn: TurnInput; toolCallIds: string[] } {
+  const { request, trajectoryId } = call;
   try {
-    const response = parseChatCompletion(json, { model, latencyMs: upstream.latencyMs });
+    const response = parseChatCompletion(json, { model, latencyMs });
     const message = withToolCallIds(response.message, index);
-    toolCallIds = (message.tool_calls ?? []).map((toolCall) => toolCall.id);
     const requestedMax = request.max_completion_tokens ?? request.max_tokens ?? undefined;
     const built = assistantTurn(response, message, {
       trajectoryId,
@@ -103,26 +256,21 @@ export async function recordChatCompletion(context: ProxyContext, call: ProxyCal
       maxTokens: requestedMax ?? 0,
       attempts: 1,
     });
-    turn = {
-      ...built,
-      metadata: { ...built.metadata, maxTokens: requestedMax ?? null, recordedBy: 'proxy' },
+    return {
+      turn: {
+        ...built,
+        metadata: {
+          ...built.metadata,
+          maxTokens: requestedMax ?? null,
+          recordedBy: 'proxy',
+          ...(request.stream ? { streamed: true } : {}),
+        },
+      },
+      toolCallIds: (message.tool_calls ?? []).map((toolCall) => toolCall.id),
     };
   } catch (error) {
     throw new ApiError('bad-gateway', `inference endpoint: ${errorMessage(error)}`, { cause: error });
   }
-  await store.appendTurn(turn);
-  const body = clientResponse(
-    json,
-    { logprobs: request.logprobs === true, tokenIds: request.return_token_ids === true },
-    toolCallIds,
-  );
-  return {
-    status: 200,
-    contentType: 'application/json',
-    body: JSON.stringify(body),
-    turnIndex: index,
-    model,
-  };
 }
 
 /**
@@ -145,11 +293,7 @@ async function modelFor(
   return requested;
 }
 
-function promptTurn(
-  trajectoryId: string,
-  index: number,
-  message: ReturnType<typeof toChatMessage>,
-): TurnInput {
+function promptTurn(trajectoryId: string, index: number, message: ChatMessage): TurnInput {
   switch (message.role) {
     case 'assistant':
       return {

@@ -58,3 +58,28 @@ function withCause(error: unknown): string {
   const detail = cause instanceof Error ? cause.message : '';
   return detail ? `${errorMessage(error)} (${detail})` : errorMessage(error);
 }
+
+/** Opens a call whose body is read by the caller (a stream); the timeout covers the whole stream. */
+export async function openUpstream(
+  endpoint: UpstreamEndpoint,
+  body: Record<string, unknown>,
+  signal?: AbortSignal,
+): Promise<Response> {
+  const url = `${endpoint.baseUrl.replace(/\/+$/, '')}/chat/completions`;
+  const timeout = AbortSignal.timeout(endpoint.timeoutMs);
+  try {
+    return await (endpoint.fetch ?? fetch)(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+        ...(endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {}),
+      },
+      body: JSON.stringify(body),
+      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+    });
+  } catch (error) {
+    const reason = timeout.aborted ? `no answer within ${endpoint.timeoutMs} ms` : withCause(error);
+    throw new ApiError('bad-gateway', `inference endpoint ${url}: ${reason}`, { cause: error });
+  }
+}

@@ -4,13 +4,20 @@
 // dispatcher. The episodes run later; the caller gets the ids at once.
 import { z } from 'zod';
 import { taskSplits } from '../../protocol/statuses.ts';
+import type { RolloutGroup } from '../../db/schema/rollout-groups.ts';
+import type { Task } from '../../db/schema/tasks.ts';
 import type { Store } from '../../db/store.ts';
 import type { Environment } from '../env/environment.ts';
 import { errorMessage } from '../episode/error-message.ts';
 import { ApiError, invalidField } from '../http/api-error.ts';
-import { resolveRoute } from '../routing/resolve-route.ts';
+import { type Route, resolveRoute } from '../routing/resolve-route.ts';
 import { type EpisodeDispatcher, episodeMessage } from './episode-message.ts';
-import { type RolloutMetadata, samplingSettingsSchema, slotSeed } from './rollout-metadata.ts';
+import {
+  type RolloutMetadata,
+  type SamplingSettings,
+  samplingSettingsSchema,
+  slotSeed,
+} from './rollout-metadata.ts';
 import { abandonEpisode } from './run-queued-episode.ts';
 
 /** Largest group one request may start; GRPO groups are usually 4–64 (DeepSeekMath used 64). */
@@ -67,10 +74,23 @@ export interface StartRolloutContext {
   readonly randomSeed?: () => number;
 }
 
-export async function startRollout(
-  context: StartRolloutContext,
+export interface CreatedGroup {
+  readonly group: RolloutGroup;
+  readonly task: Task;
+  readonly route: Route;
+  readonly stickinessKey: string;
+  readonly settings: SamplingSettings;
+}
+
+/**
+ * The group alone: task chosen or sampled, routed once (all members share the arm: GRPO compares
+ * samples of one policy), no trajectories yet. POST /v1/groups stops here for outside agents, who
+ * join with POST /v1/trajectories {groupId}; rollouts go on to start and queue every slot.
+ */
+export async function createRolloutGroup(
+  context: Omit<StartRolloutContext, 'dispatcher'>,
   request: RolloutRequest,
-): Promise<StartedRollout> {
+): Promise<CreatedGroup> {
   const { store } = context;
   const environment = Object.hasOwn(context.environments, request.env)
     ? context.environments[request.env]
@@ -102,10 +122,20 @@ export async function startRollout(
       ...request.metadata,
       env: environment.name,
       model: route.model,
-      ...(route.armName ? { arm: route.armName } : {}),
+      ...(route.armName ? { arm: route.armName, armId: route.experimentArmId } : {}),
+      stickinessKey,
       settings,
     },
   });
+  return { group, task, route, stickinessKey, settings };
+}
+
+export async function startRollout(
+  context: StartRolloutContext,
+  request: RolloutRequest,
+): Promise<StartedRollout> {
+  const { store } = context;
+  const { group, task, route, stickinessKey, settings } = await createRolloutGroup(context, request);
   const trajectoryIds: string[] = [];
   for (let slot = 0; slot < request.groupSize; slot++) {
     const seed = slotSeed(settings.seed, slot);
@@ -145,7 +175,11 @@ export async function startRollout(
   };
 }
 
-async function chooseTask(context: StartRolloutContext, environment: Environment, request: RolloutRequest) {
+async function chooseTask(
+  context: Omit<StartRolloutContext, 'dispatcher'>,
+  environment: Environment,
+  request: RolloutRequest,
+) {
   const { store } = context;
   if (request.taskId !== undefined) {
     const task = await store.getTask(request.taskId).catch((error: unknown) => {

@@ -1,10 +1,20 @@
-// GET /v1/groups (newest first, by status) and GET /v1/groups/:id (the group, its trajectories and
-// a progress count; `?turns=true` adds every trajectory's turns).
+// GET /v1/groups (newest first, by status), GET /v1/groups/:id (the group, its trajectories and a
+// progress count; `?turns=true` adds every trajectory's turns), and POST /v1/groups: an empty group
+// for outside agents, who join it with POST /v1/trajectories {groupId} and record through the proxy.
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { groupStatuses, trajectoryStatuses, type TrajectoryStatus } from '../../protocol/statuses.ts';
 import type { EdgeEnv } from '../app-env.ts';
-import { parseValue } from '../http/parse-body.ts';
+import type { Environment } from '../env/environment.ts';
+import { parseBody, parseValue } from '../http/parse-body.ts';
+import { bodyLimit } from '../middleware/body-limit.ts';
+import { createRolloutGroup, rolloutRequestSchema } from '../rollouts/start-rollout.ts';
+
+export interface GroupRouteDeps {
+  readonly environments: Readonly<Record<string, Environment>>;
+  readonly defaultModel: string | undefined;
+  readonly maxBodyBytes: number;
+}
 
 const idParam = z.object({ id: z.uuid() });
 const flag = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
@@ -19,8 +29,28 @@ const listQuery = z.object({
   offset: z.coerce.number().int().min(0).optional(),
 });
 
-export function groupRoutes() {
+export function groupRoutes(deps: GroupRouteDeps) {
   return new Hono<EdgeEnv>()
+    .post('/', bodyLimit(deps.maxBodyBytes), async (c) => {
+      const request = await parseBody(c, rolloutRequestSchema);
+      const { group, task, route } = await createRolloutGroup(
+        { store: c.var.store, environments: deps.environments, defaultModel: deps.defaultModel },
+        request,
+      );
+      c.header('Location', `/v1/groups/${group.id}`);
+      return c.json(
+        {
+          groupId: group.id,
+          taskId: task.id,
+          taskKey: task.key,
+          // What the agent works on: the environment's task, prompt included.
+          task: task.input,
+          model: route.model,
+          arm: route.armName ?? null,
+        },
+        201,
+      );
+    })
     .get('/', async (c) => {
       const query = parseValue(listQuery, c.req.query(), 'query');
       const groups = await c.var.store.listGroups({

@@ -13,6 +13,7 @@ import type { UpstreamEndpoint } from '../proxy/upstream.ts';
 export interface ProxyRouteDeps {
   readonly upstream: UpstreamEndpoint;
   readonly maxBodyBytes: number;
+  readonly logError?: (error: unknown) => void;
 }
 
 export const trajectoryHeader = 'x-edgerl-trajectory';
@@ -30,7 +31,12 @@ export function proxyRoutes(deps: ProxyRouteDeps) {
     const request = await parseBody(c, proxyRequestSchema);
     const policy = c.req.header(policyHeader);
     const result = await recordChatCompletion(
-      { store: c.var.store, upstream: deps.upstream },
+      {
+        store: c.var.store,
+        upstream: deps.upstream,
+        keepStore: c.var.keepStore,
+        ...(deps.logError ? { logError: deps.logError } : {}),
+      },
       { trajectoryId, request, ...(policy ? { policy } : {}), signal: c.req.raw.signal },
     );
     const headers: Record<string, string> = {
@@ -39,6 +45,7 @@ export function proxyRoutes(deps: ProxyRouteDeps) {
       'x-edgerl-model': result.model,
     };
     if (result.turnIndex !== undefined) headers['x-edgerl-turn-index'] = String(result.turnIndex);
+    if (typeof result.body !== 'string') headers['cache-control'] = 'no-cache';
     return new Response(result.body, { status: result.status, headers });
   });
 }

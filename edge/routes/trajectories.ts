@@ -11,10 +11,8 @@ import { invalidField } from '../http/api-error.ts';
 import { parseBody, parseValue } from '../http/parse-body.ts';
 import { bodyLimit } from '../middleware/body-limit.ts';
 import { resolveRoute, type Route } from '../routing/resolve-route.ts';
-import type { StoreProvider } from '../store-provider.ts';
 
 export interface TrajectoryRouteDeps {
-  readonly stores: StoreProvider;
   readonly defaultModel: string | undefined;
   readonly maxBodyBytes: number;
   /** How often a live stream looks for new turns, in milliseconds. */
@@ -66,9 +64,16 @@ export function trajectoryRoutes(deps: TrajectoryRouteDeps) {
         throw invalidField('env', 'required unless groupId or taskId names it');
       }
       const store = c.var.store;
-      const stickinessKey = body.stickinessKey ?? crypto.randomUUID();
+      let stickinessKey = body.stickinessKey ?? crypto.randomUUID();
       let route: Route | undefined;
-      if (body.policy !== undefined || body.experiment !== undefined || deps.defaultModel) {
+      if (body.groupId && body.policy === undefined && body.experiment === undefined) {
+        // A member of a group takes the group's routing (routed once for all of its members).
+        const { metadata } = (await store.getGroup({ groupId: body.groupId })).group;
+        route = groupRoute(metadata);
+        if (typeof metadata.stickinessKey === 'string')
+          stickinessKey = body.stickinessKey ?? metadata.stickinessKey;
+      }
+      if (!route && (body.policy !== undefined || body.experiment !== undefined || deps.defaultModel)) {
         route = await resolveRoute(
           store,
           {
@@ -120,17 +125,18 @@ export function trajectoryRoutes(deps: TrajectoryRouteDeps) {
       let after = resumeAt ?? query.after ?? -1;
       // 404 before the stream starts, while a status can still be sent.
       await turnsAfter(c.var.store.db, { trajectoryId: id, afterIndex: after, limit: 1 });
+      // The stream outlives the handler: keep the request's store until it ends.
+      const letGo = c.var.keepStore();
+      const store = c.var.store;
       return streamSSE(c, async (stream) => {
         let open = true;
         stream.onAbort(() => {
           open = false;
         });
-        // The stream outlives the request's own store handle (released when the handler returns).
-        const handle = await deps.stores.open();
         const started = Date.now();
         try {
           while (open) {
-            const { trajectory, turns } = await turnsAfter(handle.store.db, {
+            const { trajectory, turns } = await turnsAfter(store.db, {
               trajectoryId: id,
               afterIndex: after,
             });
@@ -149,8 +155,18 @@ export function trajectoryRoutes(deps: TrajectoryRouteDeps) {
             await stream.sleep(deps.pollMs);
           }
         } finally {
-          await handle.release();
+          letGo();
         }
       });
     });
+}
+
+/** The routing a group recorded at creation (createRolloutGroup), if it recorded one. */
+function groupRoute(metadata: Record<string, unknown>): Route | undefined {
+  if (typeof metadata.model !== 'string') return undefined;
+  return {
+    model: metadata.model,
+    ...(typeof metadata.arm === 'string' ? { armName: metadata.arm } : {}),
+    ...(typeof metadata.armId === 'string' ? { experimentArmId: metadata.armId } : {}),
+  };
 }

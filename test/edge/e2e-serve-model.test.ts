@@ -113,4 +113,32 @@ describe('the Node edge with serve-model and a tiny model', () => {
     expect(turns[1]?.completionLogprobs).toEqual(choice?.logprobs.content.map((entry) => entry.logprob));
     expect(turns[1]?.servedBy).toBe('tiny');
   });
+
+  it('records a streamed call with the ids the endpoint streamed', async () => {
+    const created = await api('/v1/trajectories', { env: 'outside-agent' });
+    const { trajectory } = (await created.json()) as { trajectory: { id: string } };
+    const reply = await api(
+      '/v1/chat/completions',
+      {
+        model: 'tiny',
+        messages: [{ role: 'user', content: 'Stream something.' }],
+        max_tokens: 6,
+        seed: 5,
+        stream: true,
+        return_token_ids: true,
+      },
+      { 'x-edgerl-trajectory': trajectory.id },
+    );
+    expect(reply.status).toBe(200);
+    const chunks = (await reply.text())
+      .split('\n\n')
+      .filter((block) => block.startsWith('data: {'))
+      .map((block) => JSON.parse(block.slice(6)) as { choices: { token_ids?: number[] }[] });
+    const streamedIds = chunks.flatMap((chunk) => chunk.choices.flatMap((choice) => choice.token_ids ?? []));
+    expect(streamedIds.length).toBeGreaterThan(0);
+    const { turns } = await testStore.store.getTrajectory(trajectory.id);
+    expect(turns[1]?.completionTokenIds).toEqual(streamedIds);
+    expect(turns[1]?.completionLogprobs).toHaveLength(streamedIds.length);
+    expect(turns[1]?.metadata).toMatchObject({ streamed: true, tokenExact: true });
+  });
 });

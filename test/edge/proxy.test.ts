@@ -162,7 +162,7 @@ describe('the recording proxy', () => {
     expect(((await malformed.json()) as { error: { message: string } }).error.message).toMatch(/choices/);
   });
 
-  it('validates the request: header, messages, n and stream', async () => {
+  it('validates the request: header, messages and n', async () => {
     const id = await startTrajectory();
     const cases: [string | undefined, Record<string, unknown>, string][] = [
       [undefined, { model: 'm', messages: opening }, 'x-edgerl-trajectory'],
@@ -170,7 +170,6 @@ describe('the recording proxy', () => {
       [id, { model: 'm', messages: [{ role: 'robot', content: 'hi' }] }, 'messages.0.role'],
       [id, { model: 'm', messages: [{ role: 'tool', content: 'x' }] }, 'messages.0.tool_call_id'],
       [id, { model: 'm', messages: opening, n: 2 }, 'n'],
-      [id, { model: 'm', messages: opening, stream: true }, 'stream'],
       [id, { messages: opening }, 'model'],
     ];
     for (const [header, body, field] of cases) {
@@ -180,6 +179,143 @@ describe('the recording proxy', () => {
     }
     const missing = await chat('00000000-0000-4000-8000-000000000000', { model: 'm', messages: opening });
     expect(missing.status).toBe(404);
+  });
+});
+
+describe('the recording proxy, streaming', () => {
+  async function streamed(id: string, body: Record<string, unknown>) {
+    const response = await chat(id, { ...body, stream: true });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const data = (await response.text())
+      .split('\n\n')
+      .filter((block) => block.startsWith('data: '))
+      .map((block) => block.slice('data: '.length));
+    expect(data.at(-1)).toBe('[DONE]');
+    return data
+      .slice(0, -1)
+      .map((text) => JSON.parse(text) as Record<string, unknown> & { choices: Record<string, unknown>[] });
+  }
+
+  it('passes the events through and records the whole reply when the stream ends', async () => {
+    const id = await startTrajectory();
+    const chunks = await streamed(id, { model: 'm', messages: opening });
+    // Only what the client asked for: no ids, no logprobs, no usage chunk.
+    expect(chunks.every((chunk) => chunk.choices.length > 0)).toBe(true);
+    expect(chunks.some((chunk) => 'prompt_token_ids' in chunk)).toBe(false);
+    expect(
+      chunks.every((chunk) => chunk.choices.every((choice) => !('token_ids' in choice) && !choice.logprobs)),
+    ).toBe(true);
+    const argumentsText = chunks
+      .flatMap((chunk) => chunk.choices)
+      .flatMap(
+        (choice) =>
+          (choice.delta as { tool_calls?: { function: { arguments?: string } }[] }).tool_calls ?? [],
+      )
+      .map((call) => call.function.arguments ?? '')
+      .join('');
+    expect(argumentsText).toBe('{"key":"ab"}');
+    const { turns } = await h.store.getTrajectory(id);
+    const reply = turns[2];
+    expect(reply?.toolCalls).toEqual([
+      {
+        id: expect.stringMatching(/^call_d\d+$/),
+        type: 'function',
+        function: { name: 'lookup', arguments: '{"key":"ab"}' },
+      },
+    ]);
+    const sampled = '<tool_call>{"key":"ab"}</tool_call>';
+    expect(reply?.completionTokenIds).toEqual([...new TextEncoder().encode(sampled)]);
+    expect(reply?.completionLogprobs).toEqual(reply?.completionTokenIds?.map((_, i) => -0.125 - i / 1024));
+    // From the usage chunk the proxy asked for on its own account: the double reports 4 prompt tokens.
+    expect(reply?.promptTokenCount).toBe(4);
+    expect(reply?.metadata).toMatchObject({ streamed: true, tokenExact: true, finishReason: 'tool_calls' });
+  });
+
+  it('keeps the extras a streaming client asked for', async () => {
+    const id = await startTrajectory();
+    const first = await chat(id, { model: 'm', messages: opening });
+    const call = ((await first.json()) as { choices: { message: { tool_calls: { id: string }[] } }[] })
+      .choices[0]?.message.tool_calls;
+    const chunks = await streamed(id, {
+      model: 'm',
+      logprobs: true,
+      return_token_ids: true,
+      stream_options: { include_usage: true },
+      messages: [
+        ...opening,
+        { role: 'assistant', content: null, tool_calls: call },
+        { role: 'tool', tool_call_id: call?.[0]?.id, content: 'value 8' },
+      ],
+    });
+    expect(chunks[0]?.prompt_token_ids).toBeDefined();
+    expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 4 } });
+    const ids = chunks.flatMap((chunk) =>
+      chunk.choices.flatMap((choice) => (choice.token_ids as number[] | undefined) ?? []),
+    );
+    expect(ids).toEqual([56]); // "8"
+    const { turns } = await h.store.getTrajectory(id);
+    expect(turns.map((turn) => [turn.role, turn.content])).toEqual([
+      ['system', 'You follow keys.'],
+      ['user', 'Find the value of key ab.'],
+      ['assistant', null],
+      ['tool', 'value 8'],
+      ['assistant', '8'],
+    ]);
+    expect(turns[4]?.completionTokenIds).toEqual([56]);
+  });
+
+  it('passes an upstream error through without a stream', async () => {
+    const id = await startTrajectory();
+    h.double.fail({ kind: 'status', status: 503, body: { error: { message: 'overloaded' } } });
+    const response = await chat(id, { model: 'm', messages: opening, stream: true });
+    expect(response.status).toBe(503);
+    expect(await response.json()).toEqual({ error: { message: 'overloaded' } });
+    expect((await h.store.getTrajectory(id)).turns.map((turn) => turn.role)).toEqual(['system', 'user']);
+  });
+});
+
+describe('groups of outside agents', () => {
+  it('creates an empty group, lets agents join it with its routing, and completes it when the last finishes', async () => {
+    const policy = await h.store.createPolicy({ name: 'outside-p', baseModel: 'tiny' });
+    const version = await h.store.registerPolicyVersion({ policyId: policy.id });
+    await h.store.publishPolicyVersion({ versionId: version.id, makeDefault: true });
+    const created = await h.api('/v1/groups', {
+      json: { env: 'multi-hop', groupSize: 2, taskSeed: 8, policy: 'outside-p' },
+    });
+    expect(created.status).toBe(201);
+    const group = (await created.json()) as { groupId: string; task: { prompt: string }; model: string };
+    expect(group.model).toBe('outside-p@0');
+    expect(group.task.prompt).toMatch(/^Find the value of key [a-z]{2}\.$/);
+    const calls = h.double.requests.length;
+    for (const reward of [1, 0]) {
+      const joined = await h.api('/v1/trajectories', { json: { groupId: group.groupId } });
+      expect(joined.status).toBe(201);
+      const { trajectory, model } = (await joined.json()) as {
+        trajectory: { id: string; policyVersionId: string };
+        model: string;
+      };
+      expect(model).toBe('outside-p@0');
+      expect(trajectory.policyVersionId).toBe(version.id);
+      expect(
+        (await chat(trajectory.id, { model: 'x', messages: [{ role: 'user', content: group.task.prompt }] }))
+          .status,
+      ).toBe(200);
+      await h.api(`/v1/trajectories/${trajectory.id}/finish`, { json: { status: 'finished', reward } });
+    }
+    // No episode ran on the edge: only the two proxied calls reached the endpoint, with the group's model.
+    expect(h.double.requests.slice(calls).map((request) => request.body.model)).toEqual([
+      'outside-p@0',
+      'outside-p@0',
+    ]);
+    const view = (await (await h.api(`/v1/groups/${group.groupId}`)).json()) as {
+      group: { status: string };
+      progress: { finished: number };
+    };
+    expect(view.group.status).toBe('complete');
+    expect(view.progress.finished).toBe(2);
+    // A full group takes nobody else.
+    expect((await h.api('/v1/trajectories', { json: { groupId: group.groupId } })).status).toBe(409);
   });
 });
 

@@ -103,6 +103,19 @@ describe('POST /v1/rollouts on the Node edge', () => {
   });
 });
 
+describe('the SQL environment on the Node edge', () => {
+  it('runs with the store as its read-only sql capability', async () => {
+    const started = await rollout({ env: 'sql-agent', groupSize: 1, taskSeed: 2 });
+    await h.edge.queue.idle();
+    const [trajectory] = (await group(started.groupId, true)).trajectories;
+    // The double is no SQL agent: it gives up at once, and the verifier scores that 0. What matters
+    // is that the episode ran and was scored (a missing capability would fail it at setup).
+    expect(trajectory?.status).toBe('finished');
+    expect(trajectory?.verifierReward).toBe(0);
+    expect(trajectory?.turns?.at(-1)).toMatchObject({ role: 'assistant', content: 'I do not know.' });
+  });
+});
+
 describe('episode failures on the Node edge', () => {
   it('retries a failing policy call and records how many attempts the turn took', async () => {
     // The first call of the episode fails twice (503, then a dropped connection), then succeeds.

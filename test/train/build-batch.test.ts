@@ -11,7 +11,10 @@ const tokenizer = tinyTokenizer();
 const eos = tinyFiles.specialTokens.imEnd;
 const options = { vocabSize: tinyFiles.vocabSize, maxTokens: 4096 };
 const tools: ToolSpec[] = [
-  { type: 'function', function: { name: 'lookup', description: 'Look a key up.', parameters: { type: 'object' } } },
+  {
+    type: 'function',
+    function: { name: 'lookup', description: 'Look a key up.', parameters: { type: 'object' } },
+  },
 ];
 
 /** An assistant turn whose stored ids are the tokenizer's own encoding + eos, logprobs −0.01·(k+1). */
@@ -38,7 +41,9 @@ const prompt: ChatMessage[] = [
 describe('buildBatch', () => {
   it('splices the stored ids of every assistant turn, masks exactly them and aligns their logprobs', () => {
     const first = sampled('', {
-      tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{"key": "a"}' } }],
+      tool_calls: [
+        { id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{"key": "a"}' } },
+      ],
     } as Partial<StoredMessage>);
     // The tool-call turn's stored ids must be what the template renders for it, so take them from a render.
     const rendered = tokenizer.applyChatTemplate([...prompt, first], { tools });
@@ -62,22 +67,38 @@ describe('buildBatch', () => {
     const [sequence] = sequences;
     if (!sequence) throw new Error('no sequence');
     const stored = [...callIds, ...(last.completionTokenIds as number[])];
-    const storedLogprobs = [...(firstTurn.completionLogprobs as number[]), ...(last.completionLogprobs as number[])];
+    const storedLogprobs = [
+      ...(firstTurn.completionLogprobs as number[]),
+      ...(last.completionLogprobs as number[]),
+    ];
     // Masked targets, in order, are exactly the stored ids; their old logprobs are the stored ones.
     const maskedIds = sequence.targetMask.flatMap((bit, t) => (bit ? [sequence.ids[t + 1] as number] : []));
-    const maskedOld = sequence.targetMask.flatMap((bit, t) => (bit ? [sequence.oldLogprobs[t] as number] : []));
+    const maskedOld = sequence.targetMask.flatMap((bit, t) =>
+      bit ? [sequence.oldLogprobs[t] as number] : [],
+    );
     expect(maskedIds).toEqual(stored);
     expect(maskedOld).toEqual(storedLogprobs);
     expect(sequence.trainedTokens).toBe(stored.length);
     expect(sequence.targetMask).toHaveLength(sequence.ids.length - 1);
     // Off the mask: no logprob, nothing on-policy.
-    expect(sequence.oldLogprobs.every((value, t) => (sequence.targetMask[t] ? Number.isFinite(value) : Number.isNaN(value)))).toBe(true);
+    expect(
+      sequence.oldLogprobs.every((value, t) =>
+        sequence.targetMask[t] ? Number.isFinite(value) : Number.isNaN(value),
+      ),
+    ).toBe(true);
     expect(sequence.onPolicy.every((bit) => bit === 0)).toBe(true);
     expect(sequence.advantage).toBe(0.5);
     // Splicing ids that equal the re-tokenized text reproduces tokenizing the whole render.
     expect(sequence.ids).toEqual(tokenizer.encodeChat(messages, { tools }));
     expect(reports).toEqual([
-      { trajectoryId: 't1', sampledTurns: 2, retokenizedTurns: 0, driftTurns: 0, driftTokens: 0, onPolicyTokens: 0 },
+      {
+        trajectoryId: 't1',
+        sampledTurns: 2,
+        retokenizedTurns: 0,
+        driftTurns: 0,
+        driftTokens: 0,
+        onPolicyTokens: 0,
+      },
     ]);
   });
 
@@ -86,7 +107,12 @@ describe('buildBatch', () => {
     // One byte per token (ids 0–255 equal byte values): the sampler did not use the merges.
     const bytes = [...new TextEncoder().encode(text), eos];
     expect(tokenizer.encode(text).length).toBeLessThan(bytes.length - 1); // the tokenizer merges
-    const turn = { role: 'assistant', content: text, completionTokenIds: bytes, completionLogprobs: bytes.map(() => -1) } as StoredMessage;
+    const turn = {
+      role: 'assistant',
+      content: text,
+      completionTokenIds: bytes,
+      completionLogprobs: bytes.map(() => -1),
+    } as StoredMessage;
     const { sequences, reports } = buildBatch(tokenizer, [trajectory([...prompt, turn])], options);
     const sequence = sequences[0];
     expect(sequence?.targetMask.flatMap((bit, t) => (bit ? [sequence.ids[t + 1]] : []))).toEqual(bytes);
@@ -108,7 +134,11 @@ describe('buildBatch', () => {
     const expected = [...tokenizer.encode('The value is 7.'), eos, ...tokenizer.encode('Done.'), eos];
     expect(sequence.targetMask.flatMap((bit, t) => (bit ? [sequence.ids[t + 1]] : []))).toEqual(expected);
     expect(sequence.onPolicy).toEqual(sequence.targetMask);
-    expect(reports[0]).toMatchObject({ sampledTurns: 1, retokenizedTurns: 1, onPolicyTokens: expected.length });
+    expect(reports[0]).toMatchObject({
+      sampledTurns: 1,
+      retokenizedTurns: 1,
+      onPolicyTokens: expected.length,
+    });
   });
 
   it('leaves out trajectories it cannot train on, naming why', () => {
@@ -122,7 +152,8 @@ describe('buildBatch', () => {
       { ...trajectory(prompt), trajectoryId: 'no-assistant' },
       { ...trajectory([...prompt, sampled('ok')]), trajectoryId: 'fine' },
     ];
-    const fineLength = buildBatch(tokenizer, [inputs[4] as TrajectoryInput], options).sequences[0]?.ids.length as number;
+    const fineLength = buildBatch(tokenizer, [inputs[4] as TrajectoryInput], options).sequences[0]?.ids
+      .length as number;
     const { sequences, skipped } = buildBatch(tokenizer, inputs, { ...options, maxTokens: fineLength + 5 });
     expect(sequences.map((sequence) => sequence.trajectoryId)).toEqual(['fine']);
     expect(skipped.map(({ trajectoryId, reason }) => [trajectoryId, reason])).toEqual([

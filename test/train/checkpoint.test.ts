@@ -53,9 +53,19 @@ describe('checkpoints', () => {
   it('round-trips the adapter and the optimiser moments exactly', async () => {
     const dir = join(root, 'roundtrip');
     const model = tinyModel(1);
-    model.addAdapter('train', { r: 2, alpha: 4, targets: ['q_proj', 'v_proj'], initLoraWeights: false }, { seed: 2 });
+    model.addAdapter(
+      'train',
+      { r: 2, alpha: 4, targets: ['q_proj', 'v_proj'], initLoraWeights: false },
+      { seed: 2 },
+    );
     const variables = model.trainableVariables('train');
-    const optimizer = new AdamW(variables, { learningRate: 0.01, beta1: 0.9, beta2: 0.99, eps: 1e-8, weightDecay: 0.1 });
+    const optimizer = new AdamW(variables, {
+      learningRate: 0.01,
+      beta1: 0.9,
+      beta2: 0.99,
+      eps: 1e-8,
+      weightDecay: 0.1,
+    });
     const grads = variables.map((variable) => tf.randomNormal(variable.shape, 0, 1, 'float32', 7));
     optimizer.applyGradients(grads);
     optimizer.applyGradients(grads);
@@ -63,7 +73,12 @@ describe('checkpoints', () => {
     const saved = await optimizer.getState();
     const weights = await Promise.all(variables.map((variable) => variable.data()));
 
-    const checkpoint = await writeCheckpoint(dir, { model, adapterName: 'train', optimizer, state: state(1) });
+    const checkpoint = await writeCheckpoint(dir, {
+      model,
+      adapterName: 'train',
+      optimizer,
+      state: state(1),
+    });
     expect(checkpoint.dir).toBe(join(dir, 'checkpoints', '0001'));
     const restored = await readOptimizerState(checkpoint.dir);
     expect(restored.step).toBe(2);
@@ -77,7 +92,7 @@ describe('checkpoints', () => {
     // Reloading the PEFT files into the runtime gives back the same matrices.
     await loadCheckpointAdapter(model, 'train', checkpoint.dir);
     const reloaded = await Promise.all(model.trainableVariables('train').map((variable) => variable.data()));
-    reloaded.forEach((data, index) => expect(data).toEqual(weights[index]));
+    for (const [index, data] of reloaded.entries()) expect(data).toEqual(weights[index]);
     optimizer.dispose();
     model.dispose();
   });
@@ -86,14 +101,20 @@ describe('checkpoints', () => {
     const dir = join(root, 'atomic');
     const model = tinyModel(1);
     model.addAdapter('train', { r: 2, alpha: 4, targets: ['q_proj'] });
-    const optimizer = new AdamW(model.trainableVariables('train'), { learningRate: 0.01, beta1: 0.9, beta2: 0.99, eps: 1e-8, weightDecay: 0 });
+    const optimizer = new AdamW(model.trainableVariables('train'), {
+      learningRate: 0.01,
+      beta1: 0.9,
+      beta2: 0.99,
+      eps: 1e-8,
+      weightDecay: 0,
+    });
     await writeCheckpoint(dir, { model, adapterName: 'train', optimizer, state: state(1) });
     // What a kill during writeCheckpoint leaves behind: a temporary directory with part of the files.
     await mkdir(join(dir, 'checkpoints', '.tmp-0002-123-abcd'), { recursive: true });
     expect((await listCheckpoints(dir)).map((checkpoint) => checkpoint.state.step)).toEqual([1]);
-    await expect(writeCheckpoint(dir, { model, adapterName: 'train', optimizer, state: state(1) })).rejects.toThrow(
-      /already exists/,
-    );
+    await expect(
+      writeCheckpoint(dir, { model, adapterName: 'train', optimizer, state: state(1) }),
+    ).rejects.toThrow(/already exists/);
     optimizer.dispose();
     model.dispose();
   });
@@ -102,15 +123,41 @@ describe('checkpoints', () => {
     const dir = join(root, 'prune');
     const model = tinyModel(1);
     model.addAdapter('train', { r: 2, alpha: 4, targets: ['q_proj'] });
-    const optimizer = new AdamW(model.trainableVariables('train'), { learningRate: 0.01, beta1: 0.9, beta2: 0.99, eps: 1e-8, weightDecay: 0 });
+    const optimizer = new AdamW(model.trainableVariables('train'), {
+      learningRate: 0.01,
+      beta1: 0.9,
+      beta2: 0.99,
+      eps: 1e-8,
+      weightDecay: 0,
+    });
     for (let step = 1; step <= 4; step++) {
-      const written = await writeCheckpoint(dir, { model, adapterName: 'train', optimizer, state: state(step) });
+      const written = await writeCheckpoint(dir, {
+        model,
+        adapterName: 'train',
+        optimizer,
+        state: state(step),
+      });
       if (step === 4) break; // the newest stays pending
-      const published = await writePublication(written, { versionId: `v${step}`, version: step, adapterName: `agent@${step}` });
-      await writeCommit(published, { versionId: `v${step}`, adapterName: `agent@${step}`, adapterUri: '/x', committedAt: 'now' });
+      const published = await writePublication(written, {
+        versionId: `v${step}`,
+        version: step,
+        adapterName: `agent@${step}`,
+      });
+      await writeCommit(published, {
+        versionId: `v${step}`,
+        adapterName: `agent@${step}`,
+        adapterUri: '/x',
+        committedAt: 'now',
+      });
     }
     const listed = await listCheckpoints(dir);
-    expect(listed.map((checkpoint) => [checkpoint.state.step, checkpoint.publication?.adapterName, !!checkpoint.commit])).toEqual([
+    expect(
+      listed.map((checkpoint) => [
+        checkpoint.state.step,
+        checkpoint.publication?.adapterName,
+        !!checkpoint.commit,
+      ]),
+    ).toEqual([
       [1, 'agent@1', true],
       [2, 'agent@2', true],
       [3, 'agent@3', true],
@@ -124,7 +171,7 @@ describe('checkpoints', () => {
 });
 
 describe('output lock', () => {
-  it('lets one trainer hold an output directory and takes over a dead holder\'s lock', async () => {
+  it("lets one trainer hold an output directory and takes over a dead holder's lock", async () => {
     const dir = join(root, 'locked');
     const lock = lockOutputDir(dir);
     expect(() => lockOutputDir(dir)).toThrow(TrainerBusyError);

@@ -80,14 +80,26 @@ async function row(sql: string, params: unknown[]): Promise<unknown[]> {
 }
 
 /** Σ of trained-token logprobs per trajectory, under `adapter` (null: the base model). */
-async function trainedLogprobSums(model: PolicyModel, trajectoryIds: readonly string[], adapter: string | null) {
+async function trainedLogprobSums(
+  model: PolicyModel,
+  trajectoryIds: readonly string[],
+  adapter: string | null,
+) {
   const trajectories = await Promise.all(
     trajectoryIds.map(async (id) => {
       const { trajectory, turns } = await store.getTrajectory(id);
-      return { trajectoryId: id, groupId: null, messages: storedMessages({ ...trajectory, turns }), advantage: 1 };
+      return {
+        trajectoryId: id,
+        groupId: null,
+        messages: storedMessages({ ...trajectory, turns }),
+        advantage: 1,
+      };
     }),
   );
-  const { sequences } = buildBatch(tokenizer, trajectories, { vocabSize: model.config.vocabSize, maxTokens: 4096 });
+  const { sequences } = buildBatch(tokenizer, trajectories, {
+    vocabSize: model.config.vocabSize,
+    maxTokens: 4096,
+  });
   const logprobs = await model.logprobs(
     sequences.map((sequence) => sequence.ids),
     { adapter },
@@ -101,13 +113,27 @@ describe('edgerl train --once (in process)', () => {
   it('trains on verifier rewards and publishes a servable adapter; groups without spread are consumed as no-signal', async () => {
     const { policy, base } = await seedPolicy(store, 'agent-v');
     // Group 1 rewards 1, 0, 1, 0: mean 0.5, advantages +0.5, −0.5, +0.5, −0.5 (no std division).
-    const signal = await seedGroup(store, sampler, tokenizer, { versionId: base.id, rewards: [1, 0, 1, 0], seed: 1 });
+    const signal = await seedGroup(store, sampler, tokenizer, {
+      versionId: base.id,
+      rewards: [1, 0, 1, 0],
+      seed: 1,
+    });
     // Group 2 rewards all 1: no spread, no gradient.
-    const flat = await seedGroup(store, sampler, tokenizer, { versionId: base.id, rewards: [1, 1, 1, 1], seed: 2 });
+    const flat = await seedGroup(store, sampler, tokenizer, {
+      versionId: base.id,
+      rewards: [1, 1, 1, 1],
+      seed: 2,
+    });
     const session = await TrainerSession.open(config('agent-v'), deps());
     try {
       const report = await runCycle(session);
-      expect(report).toMatchObject({ kind: 'published', adapterName: 'agent-v@1', version: 1, steps: 1, resumed: false });
+      expect(report).toMatchObject({
+        kind: 'published',
+        adapterName: 'agent-v@1',
+        version: 1,
+        steps: 1,
+        resumed: false,
+      });
       if (report.kind !== 'published') throw new Error('not published');
       expect(new Set(report.groupIds)).toEqual(new Set([signal.groupId, flat.groupId]));
 
@@ -145,9 +171,14 @@ describe('edgerl train --once (in process)', () => {
 
       // Checkpoint 0001: PEFT files, optimizer moments after one step, committed.
       const checkpoint = join(session.config.outputDir, 'checkpoints', '0001');
-      expect((await readdir(checkpoint)).sort()).toEqual(
-        ['adapter_config.json', 'adapter_model.safetensors', 'committed.json', 'optimizer.safetensors', 'publication.json', 'trainer_state.json'],
-      );
+      expect((await readdir(checkpoint)).sort()).toEqual([
+        'adapter_config.json',
+        'adapter_model.safetensors',
+        'committed.json',
+        'optimizer.safetensors',
+        'publication.json',
+        'trainer_state.json',
+      ]);
       expect((await readOptimizerState(checkpoint)).step).toBe(1);
 
       // Servable: listed, and a completion through it answers.
@@ -178,7 +209,11 @@ describe('edgerl train --once (in process)', () => {
 
   it('scores with RULER (the judge double) before training', async () => {
     const { policy, base } = await seedPolicy(store, 'agent-r');
-    const seeded = await seedGroup(store, sampler, tokenizer, { versionId: base.id, rewards: [0, 0, 0, 0], seed: 3 });
+    const seeded = await seedGroup(store, sampler, tokenizer, {
+      versionId: base.id,
+      rewards: [0, 0, 0, 0],
+      seed: 3,
+    });
     judge.enqueue(answerWith((block) => block.position / 4)); // 0, 0.25, 0.5, 0.75 by position
     const rulerConfig = resolveRulerConfig({ baseUrl: judge.baseUrl, model: 'judge-double' });
     const session = await TrainerSession.open(
@@ -203,7 +238,11 @@ describe('edgerl train --once (in process)', () => {
 
   it('a failed publication leaves the previous version serving and says why; the next run finishes it', async () => {
     const { policy, base } = await seedPolicy(store, 'agent-f');
-    const seeded = await seedGroup(store, sampler, tokenizer, { versionId: base.id, rewards: [1, 0, 0, 1], seed: 4 });
+    const seeded = await seedGroup(store, sampler, tokenizer, {
+      versionId: base.id,
+      rewards: [1, 0, 0, 1],
+      seed: 4,
+    });
     // The server is told to load from a directory it cannot see: load_lora_adapter answers 404.
     const broken = config('agent-f', { serverAdapterDir: join(root, 'nowhere') });
     const first = await TrainerSession.open(broken, deps());

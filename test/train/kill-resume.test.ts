@@ -61,7 +61,11 @@ async function withStore<T>(work: (store: Store) => Promise<T>): Promise<T> {
   }
 }
 
-function train(pauseAt?: HookPoint): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
+function train(pauseAt?: HookPoint): {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+} {
   const args = [
     'bin/edgerl.js',
     'train',
@@ -160,7 +164,11 @@ async function ledger() {
     ).rows.map(([name, status]) => `${name}:${status}`);
     const groups = (
       await store.sql.query(`select id, status, lease_owner from rollout_groups order by created_at`, [])
-    ).rows.map(([id, status, owner]) => ({ id: id as string, status: status as string, owner: owner as string | null }));
+    ).rows.map(([id, status, owner]) => ({
+      id: id as string,
+      status: status as string,
+      owner: owner as string | null,
+    }));
     const defaultVersion = (await store.getDefaultVersion({ policyName: 'agent' }))?.adapterName;
     return { steps, versions, groups, defaultVersion, turns: await turnCount(store) };
   });
@@ -177,12 +185,17 @@ describe('edgerl train: kill -9 and resume', () => {
     expect(midway.defaultVersion).toBe('agent@0');
 
     const output = await trainToEnd();
-    expect(output).toContain("published agent@1 (version 1, 1 step(s), 1 group(s)) from an earlier run's checkpoint");
+    expect(output).toContain(
+      "published agent@1 (version 1, 1 step(s), 1 group(s)) from an earlier run's checkpoint",
+    );
     const after = await ledger();
     expect(after.steps).toEqual([{ step: 1, groups: [groupId] }]);
     expect(after.versions).toEqual(['agent@0:published', 'agent@1:published']);
     expect(after.defaultVersion).toBe('agent@1');
-    expect(after.groups.find((group) => group.id === groupId)).toMatchObject({ status: 'trained', owner: null });
+    expect(after.groups.find((group) => group.id === groupId)).toMatchObject({
+      status: 'trained',
+      owner: null,
+    });
     expect(after.turns).toBe(turns);
     expect((await readOptimizerState(join(outputDir, 'checkpoints', '0001'))).step).toBe(1);
   });
@@ -206,7 +219,10 @@ describe('edgerl train: kill -9 and resume', () => {
     // Every group trained exactly once, by exactly one step; one checkpoint per step.
     const trainedBySteps = after.steps.flatMap((step) => step.groups);
     expect(new Set(trainedBySteps).size).toBe(trainedBySteps.length);
-    expect((await readdir(join(outputDir, 'checkpoints'))).filter((name) => /^\d+$/.test(name))).toEqual(['0001', '0002']);
+    expect((await readdir(join(outputDir, 'checkpoints'))).filter((name) => /^\d+$/.test(name))).toEqual([
+      '0001',
+      '0002',
+    ]);
     expect((await readOptimizerState(join(outputDir, 'checkpoints', '0002'))).step).toBe(2);
   });
 });

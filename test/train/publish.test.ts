@@ -37,10 +37,22 @@ const endpoint = (baseUrl: string) => ({ baseUrl, timeoutMs: 10_000 });
 describe('publishAdapter', () => {
   it('copies, loads, lists and probes an adapter on the local endpoint; a repeat reuses both', async () => {
     const servingDir = join(root, 'serving');
-    const input = { sourceDir: adapterDir, servingDir, adapterName: 'p@1', endpoint: endpoint(`${serving.url}/v1`) };
+    const input = {
+      sourceDir: adapterDir,
+      servingDir,
+      adapterName: 'p@1',
+      endpoint: endpoint(`${serving.url}/v1`),
+    };
     const first = await publishAdapter(input);
-    expect(first).toEqual({ ok: true, adapterPath: join(servingDir, 'p@1'), reused: { copy: false, load: false } });
-    expect((await readdir(join(servingDir, 'p@1'))).sort()).toEqual(['adapter_config.json', 'adapter_model.safetensors']);
+    expect(first).toEqual({
+      ok: true,
+      adapterPath: join(servingDir, 'p@1'),
+      reused: { copy: false, load: false },
+    });
+    expect((await readdir(join(servingDir, 'p@1'))).sort()).toEqual([
+      'adapter_config.json',
+      'adapter_model.safetensors',
+    ]);
     expect(serving.engine.registry.list().map((entry) => entry.name)).toContain('p@1');
     const again = await publishAdapter(input);
     expect(again).toMatchObject({ ok: true, reused: { copy: true, load: true } });
@@ -70,12 +82,28 @@ describe('publishAdapter', () => {
     expect(outcome).toMatchObject({ ok: false, stage: 'copy' });
   });
 
-  it('fails at load, list or probe with the server\'s own message', async () => {
+  it("fails at load, list or probe with the server's own message", async () => {
     const cases = [
-      { script: { load: { status: 400, body: { error: { message: 'max_loras reached' } } } }, stage: 'load', reason: 'POST /load_lora_adapter answered 400: max_loras reached' },
-      { script: { listLoaded: false }, stage: 'list', reason: 'GET /models does not list "p@4" after loading it (it lists base)' },
-      { script: { probe: { status: 500, body: { error: { message: 'CUDA out of memory' } } } }, stage: 'probe', reason: 'POST /chat/completions answered 500: CUDA out of memory' },
-      { script: { probe: { status: 200, body: { choices: [] } } }, stage: 'probe', reason: 'the probe completion came back without choices' },
+      {
+        script: { load: { status: 400, body: { error: { message: 'max_loras reached' } } } },
+        stage: 'load',
+        reason: 'POST /load_lora_adapter answered 400: max_loras reached',
+      },
+      {
+        script: { listLoaded: false },
+        stage: 'list',
+        reason: 'GET /models does not list "p@4" after loading it (it lists base)',
+      },
+      {
+        script: { probe: { status: 500, body: { error: { message: 'CUDA out of memory' } } } },
+        stage: 'probe',
+        reason: 'POST /chat/completions answered 500: CUDA out of memory',
+      },
+      {
+        script: { probe: { status: 200, body: { choices: [] } } },
+        stage: 'probe',
+        reason: 'the probe completion came back without choices',
+      },
     ] as const;
     for (const { script, stage, reason } of cases) {
       const double = await startInferenceDouble(script);

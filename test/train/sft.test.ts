@@ -56,7 +56,11 @@ const demonstration: ChatMessage[] = [
 describe('edgerl train --sft (in process)', () => {
   it('trains chosen trajectories and demonstrations, publishes, and leaves the groups to RL', async () => {
     const { policy, base } = await seedPolicy(store, 'agent-sft');
-    const seeded = await seedGroup(store, sampler, tokenizer, { versionId: base.id, rewards: [1, 0, 1, 0], seed: 7 });
+    const seeded = await seedGroup(store, sampler, tokenizer, {
+      versionId: base.id,
+      rewards: [1, 0, 1, 0],
+      seed: 7,
+    });
     const demos = join(root, 'demos.jsonl');
     await writeFile(demos, `${JSON.stringify({ messages: demonstration })}\n\n`);
     const outputDir = join(root, 'out');
@@ -71,7 +75,14 @@ describe('edgerl train --sft (in process)', () => {
     const config = resolveTrainConfig({
       ...common,
       mode: 'sft',
-      sft: { minReward: 1, rewardField: 'verifier', demonstrationsFile: demos, epochs: 2, sequencesPerStep: 2, learningRate: 1e-2 },
+      sft: {
+        minReward: 1,
+        rewardField: 'verifier',
+        demonstrationsFile: demos,
+        epochs: 2,
+        sequencesPerStep: 2,
+        learningRate: 1e-2,
+      },
     });
     const session = await TrainerSession.open(config, { store, progress: silentProgress });
     let sums: { before: number[]; after: number[] };
@@ -86,7 +97,11 @@ describe('edgerl train --sft (in process)', () => {
               groupId: null,
               messages: [
                 ...seeded.prompt,
-                { role: 'assistant' as const, content: assistant?.content ?? '', completionTokenIds: assistant?.completionTokenIds ?? [] },
+                {
+                  role: 'assistant' as const,
+                  content: assistant?.content ?? '',
+                  completionTokenIds: assistant?.completionTokenIds ?? [],
+                },
               ],
               advantage: 1,
             };
@@ -94,9 +109,17 @@ describe('edgerl train --sft (in process)', () => {
         )),
         ...(await readDemonstrations(demos)),
       ];
-      const { sequences } = buildBatch(tokenizer, inputs, { vocabSize: sampler.config.vocabSize, maxTokens: 4096 });
+      const { sequences } = buildBatch(tokenizer, inputs, {
+        vocabSize: sampler.config.vocabSize,
+        maxTokens: 4096,
+      });
       const trainedSum = async (adapter: string | null) =>
-        (await sampler.logprobs(sequences.map((s) => s.ids), { adapter })).map((row, index) =>
+        (
+          await sampler.logprobs(
+            sequences.map((s) => s.ids),
+            { adapter },
+          )
+        ).map((row, index) =>
           row.reduce((sum, value, t) => sum + (sequences[index]?.targetMask[t] ? value : 0), 0),
         );
       const report = await runSft(session);
@@ -110,12 +133,15 @@ describe('edgerl train --sft (in process)', () => {
     } finally {
       await session.close();
     }
-    sums.after.forEach((value, index) => expect(value).toBeGreaterThan(sums.before[index] as number));
+    for (const [index, value] of sums.after.entries())
+      expect(value).toBeGreaterThan(sums.before[index] as number);
     expect((await store.getGroup({ groupId: seeded.groupId })).group.status).toBe('complete');
-    const [mode] = (await store.sql.query(
-      `select r.config->>'mode' from training_runs r join policies p on p.id = r.policy_id where p.name = 'agent-sft'`,
-      [],
-    )).rows[0] as [string];
+    const [mode] = (
+      await store.sql.query(
+        `select r.config->>'mode' from training_runs r join policies p on p.id = r.policy_id where p.name = 'agent-sft'`,
+        [],
+      )
+    ).rows[0] as [string];
     expect(mode).toBe('sft');
 
     // RL in the same directory continues from the SFT adapter, with a new run and fresh moments.
@@ -133,7 +159,11 @@ describe('edgerl train --sft (in process)', () => {
       expect(report).toMatchObject({ kind: 'published', adapterName: 'agent-sft@2' });
       const version = await store.getDefaultVersion({ policyId: policy.id });
       expect(version?.parentVersionId).not.toBeNull();
-      const [parent] = (await store.sql.query('select adapter_name from policy_versions where id = $1', [version?.parentVersionId])).rows[0] as [string];
+      const [parent] = (
+        await store.sql.query('select adapter_name from policy_versions where id = $1', [
+          version?.parentVersionId,
+        ])
+      ).rows[0] as [string];
       expect(parent).toBe('agent-sft@1');
     } finally {
       await rl.close();
@@ -142,7 +172,10 @@ describe('edgerl train --sft (in process)', () => {
 
   it('names the bad line of a demonstrations file', async () => {
     const path = join(root, 'bad.jsonl');
-    await writeFile(path, `${JSON.stringify({ messages: demonstration })}\n{"messages": [{"role": "user"}]}\n`);
+    await writeFile(
+      path,
+      `${JSON.stringify({ messages: demonstration })}\n{"messages": [{"role": "user"}]}\n`,
+    );
     await expect(readDemonstrations(path)).rejects.toThrow(/bad\.jsonl:2: messages\.0/);
   });
 });

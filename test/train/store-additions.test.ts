@@ -104,7 +104,9 @@ describe('commitTrainingCycle', () => {
     const groups = await Promise.all(
       [used, flat].map(async (fixture) => (await store.getGroup({ groupId: fixture.group.id })).group),
     );
-    expect(groups.map((group) => [group.status, group.statusReason, group.trainingRunId, group.leaseOwner])).toEqual([
+    expect(
+      groups.map((group) => [group.status, group.statusReason, group.trainingRunId, group.leaseOwner]),
+    ).toEqual([
       ['trained', null, run.id, null],
       ['trained', 'no-signal', run.id, null],
     ]);
@@ -126,7 +128,8 @@ describe('commitTrainingCycle', () => {
       groupIds: [held.group.id, lost.group.id],
     }).catch((caught: unknown) => caught);
     expect(isStoreError(error, 'lease-lost')).toBe(true);
-    const version = (await store.sql.query('select status from policy_versions where id = $1', [next.id])).rows[0];
+    const version = (await store.sql.query('select status from policy_versions where id = $1', [next.id]))
+      .rows[0];
     expect(version?.[0]).toBe('training');
     expect((await store.getDefaultVersion({ policyId: policy.id }))?.id).not.toBe(next.id);
     expect((await store.getGroup({ groupId: held.group.id })).group.status).toBe('complete');
@@ -155,7 +158,12 @@ describe('selectTrajectories', () => {
       ids.push(trajectory.id);
       await store.finishTrajectory(
         slot === 3
-          ? { trajectoryId: trajectory.id, status: 'truncated', verifierReward: reward, errorReason: 'max-turns' }
+          ? {
+              trajectoryId: trajectory.id,
+              status: 'truncated',
+              verifierReward: reward,
+              errorReason: 'max-turns',
+            }
           : { trajectoryId: trajectory.id, status: 'finished', verifierReward: reward },
       );
     }

@@ -3,7 +3,11 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { projections } from '../../trainer/model/hf-config.ts';
-import { resolveTrainConfig, TrainConfigError, type TrainConfigInput } from '../../trainer/train/train-config.ts';
+import {
+  resolveTrainConfig,
+  TrainConfigError,
+  type TrainConfigInput,
+} from '../../trainer/train/train-config.ts';
 
 const minimal: TrainConfigInput = {
   policyName: 'agent',
@@ -39,7 +43,14 @@ describe('resolveTrainConfig', () => {
       keepCheckpoints: 3,
       maxSequenceTokens: null,
       lora: { r: 8, alpha: 8, dropout: 0, targets: projections, useRslora: false },
-      sft: { minReward: 1, rewardField: 'final', epochs: 3, sequencesPerStep: 8, learningRate: 2e-4, limit: 1000 },
+      sft: {
+        minReward: 1,
+        rewardField: 'final',
+        epochs: 3,
+        sequencesPerStep: 8,
+        learningRate: 2e-4,
+        limit: 1000,
+      },
     });
     expect(config.loss).toMatchObject({
       lossKind: 'cispo',
@@ -54,7 +65,10 @@ describe('resolveTrainConfig', () => {
   });
 
   it('takes the clip band of the chosen loss', () => {
-    expect(resolveTrainConfig({ ...minimal, loss: { lossKind: 'ppo-clip' } }).loss.clip).toEqual({ low: 0.2, high: 0.28 });
+    expect(resolveTrainConfig({ ...minimal, loss: { lossKind: 'ppo-clip' } }).loss.clip).toEqual({
+      low: 0.2,
+      high: 0.28,
+    });
   });
 
   it('reports every problem at once, naming the flag', () => {
@@ -89,9 +103,13 @@ describe('resolveTrainConfig', () => {
   });
 
   it('checks the A/B share and the ruler+verifier weights', () => {
-    expect(issues({ publish: { makeDefault: false, abTestWeight: 1 } })[0]).toMatch(/strictly between 0 and 1, got 1/);
+    expect(issues({ publish: { makeDefault: false, abTestWeight: 1 } })[0]).toMatch(
+      /strictly between 0 and 1, got 1/,
+    );
     expect(issues({ publish: { makeDefault: false, abTestWeight: 0.1 } })).toEqual([]);
-    expect(issues({ reward: 'ruler+verifier', rewardWeights: { judge: 0, verifier: 0 } })[0]).toMatch(/at least one of the judge and verifier weights/);
+    expect(issues({ reward: 'ruler+verifier', rewardWeights: { judge: 0, verifier: 0 } })[0]).toMatch(
+      /at least one of the judge and verifier weights/,
+    );
   });
 
   it('refuses a sequence limit larger than a micro-batch', () => {

@@ -20,7 +20,11 @@ const pad = 0;
 function setup(seed = 3): { model: PolicyModel; optimizer: AdamW } {
   const model = tinyModel(1);
   // initLoraWeights false: B is random too, so every adapter tensor gets a gradient from step 1.
-  model.addAdapter(adapter, { r: 4, alpha: 8, targets: ['q_proj', 'v_proj', 'down_proj'], initLoraWeights: false }, { seed });
+  model.addAdapter(
+    adapter,
+    { r: 4, alpha: 8, targets: ['q_proj', 'v_proj', 'down_proj'], initLoraWeights: false },
+    { seed },
+  );
   const optimizer = new AdamW(model.trainableVariables(adapter), {
     learningRate: 1e-3,
     beta1: 0.9,
@@ -65,7 +69,10 @@ async function trainedLogprobs(model: PolicyModel, sequences: readonly TrainingS
   });
 }
 
-const grpo = (lossKind: 'cispo' | 'ppo-clip', aggregation: 'token-mean' | 'sequence-mean' = 'token-mean'): Objective => ({
+const grpo = (
+  lossKind: 'cispo' | 'ppo-clip',
+  aggregation: 'token-mean' | 'sequence-mean' = 'token-mean',
+): Objective => ({
   kind: 'grpo',
   loss: { lossKind, clip: clipDefaults[lossKind], aggregation, beta: 0 },
 });
@@ -123,7 +130,13 @@ describe('trainStep: the reported loss equals the hand computation', () => {
     const { model, optimizer } = setup();
     const seqs = [sequence('a', idsA, 5, 1), sequence('b', idsB, 2, -1)];
     const [a, b] = await trainedLogprobs(model, seqs);
-    const result = await trainStep(model, adapter, optimizer, seqs, stepOptions(grpo('cispo', 'sequence-mean')));
+    const result = await trainStep(
+      model,
+      adapter,
+      optimizer,
+      seqs,
+      stepOptions(grpo('cispo', 'sequence-mean')),
+    );
     const expected = -((a?.sum as number) / 5 - (b?.sum as number) / 2) / 2;
     expect(Math.abs((result.microBatches[0]?.loss as number) - expected)).toBeLessThan(1e-5);
     model.dispose();
@@ -183,7 +196,11 @@ describe('trainStep: direction of the update', () => {
 
 describe('trainStep: bookkeeping', () => {
   it('gives the same loss and gradient norm however the step is split into micro-batches', async () => {
-    const seqs = [sequence('a', idsA, 5, 0.75), sequence('b', idsB, 3, -0.25), sequence('c', idsA.slice(0, 9), 2, -0.5)];
+    const seqs = [
+      sequence('a', idsA, 5, 0.75),
+      sequence('b', idsB, 3, -0.25),
+      sequence('c', idsA.slice(0, 9), 2, -0.5),
+    ];
     const whole = setup();
     const split = setup();
     const one = await trainStep(whole.model, adapter, whole.optimizer, seqs, stepOptions(grpo('cispo')));
@@ -226,8 +243,8 @@ describe('trainStep: bookkeeping', () => {
     await trainStep(model, adapter, optimizer, [sequence('a', idsA, 6, 1)], stepOptions(grpo('cispo')));
     const baseAfter = await Promise.all(model.baseTensors().map((t) => t.data()));
     const adapterAfter = await Promise.all(model.trainableVariables(adapter).map((v) => v.data()));
-    baseAfter.forEach((data, index) => expect(data).toEqual(base[index]));
-    adapterAfter.forEach((data, index) => expect(data).not.toEqual(adapterBefore[index]));
+    for (const [index, data] of baseAfter.entries()) expect(data).toEqual(base[index]);
+    for (const [index, data] of adapterAfter.entries()) expect(data).not.toEqual(adapterBefore[index]);
     model.dispose();
     optimizer.dispose();
   });

@@ -6,7 +6,7 @@ import type { TestProject } from 'vitest/node';
 import { openStore } from '../../db/open-store.ts';
 import { type InferenceDouble, startInferenceDouble } from '../edge/support/inference-double.ts';
 import { createTestDatabase, type TestDatabase, testServerUrl } from '../support/open-test-store.ts';
-import { startWsTcpTunnel, type Tunnel } from '../support/ws-tcp-tunnel.ts';
+import { type DevTunnel, startDevTunnel } from '../../edge/dev-tunnel.ts';
 
 export interface WorkerdContext {
   /** Empty when no test server is configured. */
@@ -24,12 +24,12 @@ declare module 'vitest' {
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const double: InferenceDouble = await startInferenceDouble();
   let database: TestDatabase | undefined;
-  let tunnel: Tunnel | undefined;
+  let tunnel: DevTunnel | undefined;
   if (testServerUrl) {
     database = await createTestDatabase(testServerUrl);
     const store = await openStore({ url: database.url, migrations: 'apply' });
     await store.close();
-    tunnel = await startWsTcpTunnel();
+    tunnel = await startDevTunnel();
   }
   project.provide('workerd', {
     databaseUrl: database?.url ?? '',

@@ -7,7 +7,8 @@ import { describe, expect, inject, it } from 'vitest';
 import { openNeonStore } from '../../db/open-neon-store.ts';
 import { multiHop, solve } from '../../edge/env/multi-hop.ts';
 import { episodeMessage } from '../../edge/rollouts/episode-message.ts';
-import worker, { queueMaxDeliveries, type WorkerEnv } from '../../edge/worker.ts';
+import { queueMaxDeliveries } from '../../edge/rollouts/queue-delivery.ts';
+import worker, { type WorkerEnv } from '../../edge/worker.ts';
 
 const context = inject('workerd');
 const key = 'workerd-test-key';
@@ -58,9 +59,10 @@ describe('the Worker without a database', () => {
     );
   });
 
-  it("keeps the consumer's delivery limit in step with wrangler.toml", () => {
-    // wrangler.toml: max_retries = 3 deliveries after the first.
-    expect(queueMaxDeliveries).toBe(3 + 1);
+  it('exports only handlers from the main module (workerd treats every named export as an entrypoint)', async () => {
+    const module = await import('../../edge/worker.ts');
+    expect(Object.keys(module)).toEqual(['default']);
+    expect(Object.keys(module.default).sort()).toEqual(['fetch', 'queue']);
   });
 });
 
@@ -240,5 +242,33 @@ describe.runIf(context.databaseUrl)('the recording proxy in workerd', () => {
       'end',
     ]);
     expect(events).toMatch(/"completionTokenIds":\[/);
+  });
+
+  it('passes a streamed reply through and records it', async () => {
+    const created = await api('/v1/trajectories', { json: { env: 'outside-agent' } });
+    const { trajectory } = (await created.json()) as { trajectory: { id: string } };
+    const reply = await api('/v1/chat/completions', {
+      json: {
+        model: 'anything',
+        stream: true,
+        messages: [{ role: 'user', content: 'Find the value of key zz.' }],
+      },
+      headers: { 'x-edgerl-trajectory': trajectory.id },
+    });
+    expect(reply.status).toBe(200);
+    const text = await reply.text();
+    expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
+    const read = (await (await api(`/v1/trajectories/${trajectory.id}`)).json()) as {
+      turns: {
+        role: string;
+        toolCalls: { function: { arguments: string } }[] | null;
+        completionTokenIds: number[] | null;
+      }[];
+    };
+    expect(read.turns.map((turn) => turn.role)).toEqual(['user', 'assistant']);
+    expect(read.turns[1]?.toolCalls?.[0]?.function.arguments).toBe('{"key":"zz"}');
+    expect(read.turns[1]?.completionTokenIds).toEqual([
+      ...new TextEncoder().encode('<tool_call>{"key":"zz"}</tool_call>'),
+    ]);
   });
 });

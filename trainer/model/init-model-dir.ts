@@ -12,6 +12,8 @@ export interface InitModelOptions {
   readonly architecture: Architecture;
   readonly seed: number;
   readonly dtype: SafetensorsDtype;
+  /** See `RandomWeightOptions.embeddingStd`; default: the config's initializer range. */
+  readonly embeddingStd?: number;
 }
 
 const torchDtypes = { F32: 'float32', BF16: 'bfloat16', F16: 'float16' } as const satisfies Record<
@@ -32,7 +34,11 @@ export async function initModelDir(
     eosTokenIds,
     padTokenId: tokenizer.specialTokens.pad,
   });
-  const weights = randomWeights(config, options.seed);
+  const weights = randomWeights(
+    config,
+    options.seed,
+    options.embeddingStd === undefined ? {} : { embeddingStd: options.embeddingStd },
+  );
   const files = await writeModelDir(dir, {
     config: toHfConfigJson(config, torchDtypes[options.dtype]),
     generationConfig: {

@@ -62,6 +62,32 @@ describe('model init', () => {
     );
   });
 
+  it('scales only the embedding (and an untied lm_head) with embeddingStd, leaving the rest as before', () => {
+    const vocabulary = { vocabSize: 512, bosTokenId: null, eosTokenIds: [502], padTokenId: 500 };
+    for (const architecture of ['qwen2', 'llama'] as const) {
+      const config = presetConfig('tiny', architecture, vocabulary);
+      const plain = randomWeights(config, 9);
+      const wide = randomWeights(config, 9, { embeddingStd: 0.2 });
+      const scaled = ['model.embed_tokens.weight', ...(architecture === 'llama' ? ['lm_head.weight'] : [])];
+      for (const [name, tensor] of wide) {
+        const before = plain.get(name)?.data as Float32Array;
+        if (!scaled.includes(name)) {
+          expect(tensor.data, name).toEqual(before);
+          continue;
+        }
+        // Same normal draws, so each value is the 0.02 one times 0.2 / 0.02 = 10 (float32 rounding).
+        let worst = 0;
+        tensor.data.forEach((value, i) => {
+          worst = Math.max(worst, Math.abs(value - 10 * (before[i] as number)) / (Math.abs(value) + 1e-9));
+        });
+        expect(worst, name).toBeLessThan(1e-6);
+        expect(tensor.data.some((value) => value !== 0)).toBe(true);
+      }
+    }
+    const config = presetConfig('tiny', 'qwen2', vocabulary);
+    expect(() => randomWeights(config, 9, { embeddingStd: 0 })).toThrow(/embeddingStd must be a positive/);
+  });
+
   it('writes a directory that the model runtime and the tokenizer both load', async () => {
     const { files, parameters } = await initModelDir(dir, {
       preset: 'tiny',

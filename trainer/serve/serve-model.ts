@@ -32,7 +32,7 @@ export interface ServeModelOptions {
   readonly maxNumSeqs?: number;
   /** Most padded prompt tokens per joining prefill. Default 8192 (vLLM's max_num_batched_tokens). */
   readonly maxPrefillTokens?: number;
-  /** TensorFlow.js backend to require (node-gpu, node, wasm, cpu); default: the first available. */
+  /** TensorFlow.js backend to require (a BackendChoice: webgpu, wasm, …); default: the first available. */
   readonly backend?: string;
   readonly log?: (line: string) => void;
 }

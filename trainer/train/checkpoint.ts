@@ -99,7 +99,10 @@ export async function writeCheckpoint(
   await mkdir(parent, { recursive: true });
   const final = join(parent, checkpointName(parts.state.step));
   if (existsSync(final)) throw new Error(`checkpoint ${final} already exists; refusing to overwrite it`);
-  const temporary = join(parent, `.tmp-${checkpointName(parts.state.step)}-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const temporary = join(
+    parent,
+    `.tmp-${checkpointName(parts.state.step)}-${process.pid}-${randomBytes(4).toString('hex')}`,
+  );
   try {
     await parts.model.saveAdapter(parts.adapterName, temporary);
     await writeFile(join(temporary, optimizerFile), encodeOptimizerState(await parts.optimizer.getState()));
@@ -132,16 +135,23 @@ export async function listCheckpoints(root: string): Promise<Checkpoint[]> {
 export async function readCheckpoint(dir: string): Promise<Checkpoint> {
   const state = await readJson<CheckpointState>(join(dir, stateFile));
   if (state.formatVersion !== checkpointFormatVersion) {
-    throw new Error(`${join(dir, stateFile)}: format version ${state.formatVersion}, this trainer reads ${checkpointFormatVersion}`);
+    throw new Error(
+      `${join(dir, stateFile)}: format version ${state.formatVersion}, this trainer reads ${checkpointFormatVersion}`,
+    );
   }
   const publication = existsSync(join(dir, publicationFile))
     ? await readJson<Publication>(join(dir, publicationFile))
     : undefined;
-  const commit = existsSync(join(dir, commitFile)) ? await readJson<Commit>(join(dir, commitFile)) : undefined;
+  const commit = existsSync(join(dir, commitFile))
+    ? await readJson<Commit>(join(dir, commitFile))
+    : undefined;
   return { dir, state, ...(publication ? { publication } : {}), ...(commit ? { commit } : {}) };
 }
 
-export async function writePublication(checkpoint: Checkpoint, publication: Publication): Promise<Checkpoint> {
+export async function writePublication(
+  checkpoint: Checkpoint,
+  publication: Publication,
+): Promise<Checkpoint> {
   await writeFileAtomic(join(checkpoint.dir, publicationFile), `${JSON.stringify(publication, null, 2)}\n`);
   return { ...checkpoint, publication };
 }
@@ -202,7 +212,11 @@ export async function readOptimizerState(dir: string): Promise<AdamWState> {
 }
 
 /** Loads the checkpoint's adapter into `model` under `adapterName` (replacing any adapter of that name). */
-export async function loadCheckpointAdapter(model: PolicyModel, adapterName: string, dir: string): Promise<void> {
+export async function loadCheckpointAdapter(
+  model: PolicyModel,
+  adapterName: string,
+  dir: string,
+): Promise<void> {
   if (model.adapterNames().includes(adapterName)) model.removeAdapter(adapterName);
   await model.loadAdapter(adapterName, dir);
 }

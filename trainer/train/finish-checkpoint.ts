@@ -33,7 +33,12 @@ export type FinishOutcome =
       readonly groupIds: string[];
       readonly experimentId?: string;
     }
-  | { readonly kind: 'publish-failed'; readonly adapterName: string; readonly stage: PublishStage; readonly reason: string }
+  | {
+      readonly kind: 'publish-failed';
+      readonly adapterName: string;
+      readonly stage: PublishStage;
+      readonly reason: string;
+    }
   | { readonly kind: 'discarded'; readonly reason: string };
 
 export async function finishCheckpoint(
@@ -58,7 +63,12 @@ export async function finishCheckpoint(
     });
     if (lost.length > 0) {
       const reason = `its groups were taken meanwhile (${lost.map((loss) => `${loss.groupId} ${loss.why}`).join('; ')})`;
-      await discard(session, checkpoint, claimed.map((group) => group.id), reason);
+      await discard(
+        session,
+        checkpoint,
+        claimed.map((group) => group.id),
+        reason,
+      );
       return { kind: 'discarded', reason };
     }
     keeper.hold(state.groupIds);
@@ -115,10 +125,16 @@ export async function finishCheckpoint(
   if (!published.ok) {
     const reason = `${published.stage}: ${published.reason}`;
     await recordPublishFailure(db, { versionId: publication.versionId, reason: reason.slice(0, 2000) }).catch(
-      (error: unknown) => progress.line(`could not record the publication failure: ${(error as Error).message}`),
+      (error: unknown) =>
+        progress.line(`could not record the publication failure: ${(error as Error).message}`),
     );
     session.pending = checkpoint;
-    return { kind: 'publish-failed', adapterName: publication.adapterName, stage: published.stage, reason: published.reason };
+    return {
+      kind: 'publish-failed',
+      adapterName: publication.adapterName,
+      stage: published.stage,
+      reason: published.reason,
+    };
   }
   await deps.hook?.('published');
 
@@ -167,10 +183,16 @@ export async function finishCheckpoint(
   };
 }
 
-async function discard(session: TrainerSession, checkpoint: Checkpoint, release: string[], reason: string): Promise<void> {
+async function discard(
+  session: TrainerSession,
+  checkpoint: Checkpoint,
+  release: string[],
+  reason: string,
+): Promise<void> {
   const where = await discardCheckpoint(checkpoint, reason);
   session.deps.progress.line(`checkpoint ${checkpoint.state.step} discarded (moved to ${where}): ${reason}`);
-  if (release.length > 0) await session.deps.store.releaseGroups({ owner: session.config.owner, groupIds: release });
+  if (release.length > 0)
+    await session.deps.store.releaseGroups({ owner: session.config.owner, groupIds: release });
   await session.restore();
 }
 
@@ -197,10 +219,14 @@ async function openAbTest(
         { name: 'candidate', policyVersionId: publication.versionId, weight },
       ],
     });
-    progress.line(`A/B experiment ${experiment.id}: ${publication.adapterName} gets ${Math.round(weight * 100)}% of traffic`);
+    progress.line(
+      `A/B experiment ${experiment.id}: ${publication.adapterName} gets ${Math.round(weight * 100)}% of traffic`,
+    );
     return experiment.id;
   } catch (error) {
-    progress.line(`could not open the A/B experiment for ${publication.adapterName}: ${(error as Error).message}`);
+    progress.line(
+      `could not open the A/B experiment for ${publication.adapterName}: ${(error as Error).message}`,
+    );
     return undefined;
   }
 }

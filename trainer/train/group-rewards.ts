@@ -46,14 +46,21 @@ export interface GroupRewardsDeps {
 export function usableTrajectories(loaded: GroupWithTrajectories): TrajectoryRow[] {
   return loaded.trajectories.filter(
     (trajectory) =>
-      (trajectory.status === 'finished' || trajectory.status === 'truncated') && (trajectory.turns?.length ?? 0) > 0,
+      (trajectory.status === 'finished' || trajectory.status === 'truncated') &&
+      (trajectory.turns?.length ?? 0) > 0,
   );
 }
 
-export async function groupRewards(loaded: GroupWithTrajectories, deps: GroupRewardsDeps): Promise<GroupRewards> {
+export async function groupRewards(
+  loaded: GroupWithTrajectories,
+  deps: GroupRewardsDeps,
+): Promise<GroupRewards> {
   const usable = usableTrajectories(loaded);
   if (usable.length === 0) {
-    return { kind: 'failed', reason: 'no finished trajectory to train on (every episode ended in error or has no turns)' };
+    return {
+      kind: 'failed',
+      reason: 'no finished trajectory to train on (every episode ended in error or has no turns)',
+    };
   }
   switch (deps.mode) {
     case 'verifier':
@@ -76,7 +83,10 @@ async function verifierRewards(usable: TrajectoryRow[], store: Store): Promise<G
   }
   const rewards = usable.map((trajectory) => trajectory.verifierReward as number);
   await store.setFinalRewards({
-    rewards: usable.map((trajectory, index) => ({ trajectoryId: trajectory.id, finalReward: rewards[index] as number })),
+    rewards: usable.map((trajectory, index) => ({
+      trajectoryId: trajectory.id,
+      finalReward: rewards[index] as number,
+    })),
   });
   return { kind: 'rewards', trajectories: usable, rewards };
 }
@@ -88,10 +98,16 @@ async function judgedRewards(
 ): Promise<GroupRewards> {
   // A group judged before (e.g. by `edgerl score`) keeps its scores: judging again would cost a call.
   if (loaded.group.status === 'scored' && usable.every((trajectory) => trajectory.finalReward !== null)) {
-    return { kind: 'rewards', trajectories: usable, rewards: usable.map((trajectory) => trajectory.finalReward as number) };
+    return {
+      kind: 'rewards',
+      trajectories: usable,
+      rewards: usable.map((trajectory) => trajectory.finalReward as number),
+    };
   }
   if (!deps.judge) {
-    throw new Error(`--reward ${deps.mode} needs a judge: set JUDGE_BASE_URL and JUDGE_MODEL (see edgerl score --help)`);
+    throw new Error(
+      `--reward ${deps.mode} needs a judge: set JUDGE_BASE_URL and JUDGE_MODEL (see edgerl score --help)`,
+    );
   }
   const weights = deps.mode === 'ruler' ? { judge: 1, verifier: 0 } : deps.weights;
   const verifierRewards: Record<string, number> = {};
@@ -118,5 +134,9 @@ async function judgedRewards(
   if (outcome.status === 'unscored') return { kind: 'unscored', reason: outcome.reason };
   const byId = new Map(outcome.records.map((record) => [record.trajectoryId, record.reward]));
   const scored = usable.filter((trajectory) => byId.has(trajectory.id));
-  return { kind: 'rewards', trajectories: scored, rewards: scored.map((trajectory) => byId.get(trajectory.id) as number) };
+  return {
+    kind: 'rewards',
+    trajectories: scored,
+    rewards: scored.map((trajectory) => byId.get(trajectory.id) as number),
+  };
 }

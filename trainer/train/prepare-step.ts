@@ -3,6 +3,7 @@
 // builds the token sequences of the groups that carry signal. Groups that cannot be trained in this
 // mode are set aside (handed back at the end of the cycle); groups whose episodes all failed are
 // marked `failed`. Leaves out the gradient step and everything after it.
+import { assertNever } from '../../protocol/statuses.ts';
 import { type GroupAdvantages, batchAdvantages } from '../grpo/advantages.ts';
 import type { GroupRecord } from '../grpo/step-metrics.ts';
 import { buildBatch, type BuiltBatch, type TrajectoryInput } from './build-batch.ts';
@@ -23,7 +24,10 @@ export interface PreparedStep {
   readonly setAside: string[];
 }
 
-export async function prepareStep(session: TrainerSession, keeper: LeaseKeeper): Promise<PreparedStep | undefined> {
+export async function prepareStep(
+  session: TrainerSession,
+  keeper: LeaseKeeper,
+): Promise<PreparedStep | undefined> {
   const { config, deps } = session;
   const { store, progress } = deps;
   const scored: { groupId: string; trajectories: TrajectoryRow[]; rewards: number[] }[] = [];
@@ -73,7 +77,9 @@ export async function prepareStep(session: TrainerSession, keeper: LeaseKeeper):
     }
   }
   if (scored.length === 0) {
-    return setAside.length > 0 ? { consumed: [], used: [], reasons: {}, groups: [], batch: emptyBatch(), setAside } : undefined;
+    return setAside.length > 0
+      ? { consumed: [], used: [], reasons: {}, groups: [], batch: emptyBatch(), setAside }
+      : undefined;
   }
 
   const advantages = batchAdvantages(
@@ -100,7 +106,8 @@ export async function prepareStep(session: TrainerSession, keeper: LeaseKeeper):
     vocabSize: session.model.config.vocabSize,
     maxTokens: session.maxTokens,
   });
-  for (const skip of batch.skipped) progress.line(`trajectory ${skip.trajectoryId} left out (${skip.reason}): ${skip.detail}`);
+  for (const skip of batch.skipped)
+    progress.line(`trajectory ${skip.trajectoryId} left out (${skip.reason}): ${skip.detail}`);
   const withSequences = new Set(batch.sequences.map((sequence) => sequence.groupId));
   const used = advantages.used.filter((groupId) => withSequences.has(groupId));
   for (const groupId of advantages.used) {
@@ -138,6 +145,8 @@ export function storedMessages(trajectory: TrajectoryRow): TrajectoryInput['mess
           ...(turn.completionTokenIds ? { completionTokenIds: turn.completionTokenIds } : {}),
           ...(turn.completionLogprobs ? { completionLogprobs: turn.completionLogprobs } : {}),
         };
+      default:
+        return assertNever(turn.role, 'turn role');
     }
   });
 }

@@ -35,7 +35,9 @@ export function createProgress(stream: ProgressStream): Progress {
       const filled = Math.round((done / Math.max(1, total)) * width);
       const rate = seconds > 0 ? Math.round(tokens / seconds) : 0;
       const bar = `${'#'.repeat(filled)}${'-'.repeat(width - filled)}`;
-      stream.write(`\r\x1b[2Kstep ${step} [${bar}] ${done}/${total} micro-batches · ${rate.toLocaleString('en-US')} tok/s`);
+      stream.write(
+        `\r\x1b[2Kstep ${step} [${bar}] ${done}/${total} micro-batches · ${rate.toLocaleString('en-US')} tok/s`,
+      );
       drawn = true;
     },
     stepEnd(_step, summary) {

@@ -66,7 +66,10 @@ export async function publishAdapter(input: PublishInput): Promise<PublishOutcom
   const after = await listed();
   if (!after.ok) return fail('list', after.reason);
   if (!after.ids.includes(input.adapterName)) {
-    return fail('list', `GET /models does not list "${input.adapterName}" after loading it (it lists ${after.ids.join(', ') || 'nothing'})`);
+    return fail(
+      'list',
+      `GET /models does not list "${input.adapterName}" after loading it (it lists ${after.ids.join(', ') || 'nothing'})`,
+    );
   }
   const probe = await call('/chat/completions', {
     method: 'POST',
@@ -87,7 +90,10 @@ export async function publishAdapter(input: PublishInput): Promise<PublishOutcom
 
 /** Copies unless the target already holds the adapter (a repeated publication); returns whether it copied. */
 async function copyAdapter(sourceDir: string, target: string): Promise<boolean> {
-  if (existsSync(join(target, 'adapter_config.json')) && existsSync(join(target, 'adapter_model.safetensors'))) {
+  if (
+    existsSync(join(target, 'adapter_config.json')) &&
+    existsSync(join(target, 'adapter_model.safetensors'))
+  ) {
     return false;
   }
   await mkdir(resolve(target, '..'), { recursive: true });
@@ -124,7 +130,8 @@ async function request(
       signal: AbortSignal.timeout(endpoint.timeoutMs),
     });
   } catch (error) {
-    const reason = (error as Error).name === 'TimeoutError' ? `no answer within ${endpoint.timeoutMs} ms` : causeOf(error);
+    const reason =
+      (error as Error).name === 'TimeoutError' ? `no answer within ${endpoint.timeoutMs} ms` : causeOf(error);
     return { ok: false, reason: `${what} to ${endpoint.baseUrl} failed: ${reason}` };
   }
   const text = await response.text().catch(() => '');

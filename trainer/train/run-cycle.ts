@@ -24,7 +24,8 @@ export async function runCycle(session: TrainerSession): Promise<CycleReport> {
   const { config, deps } = session;
   const { store, progress } = deps;
   const keeper = new LeaseKeeper({
-    renew: (groupIds) => store.renewLease({ owner: config.owner, groupIds, leaseSeconds: config.leaseSeconds }),
+    renew: (groupIds) =>
+      store.renewLease({ owner: config.owner, groupIds, leaseSeconds: config.leaseSeconds }),
     leaseSeconds: config.leaseSeconds,
     log: (line) => progress.line(line),
   });
@@ -33,17 +34,23 @@ export async function runCycle(session: TrainerSession): Promise<CycleReport> {
   try {
     // Leases this owner holds but no checkpoint accounts for (a run killed mid-step): hand them back.
     const keep = session.pending?.state.groupIds ?? [];
-    const released = await releaseOwnerLeases(store.db, { owner: config.owner, except: keep }).catch((error: unknown) => {
-      throw toStoreError(error);
-    });
-    if (released.length > 0) progress.line(`released ${released.length} group(s) an earlier run had claimed but not trained`);
+    const released = await releaseOwnerLeases(store.db, { owner: config.owner, except: keep }).catch(
+      (error: unknown) => {
+        throw toStoreError(error);
+      },
+    );
+    if (released.length > 0)
+      progress.line(`released ${released.length} group(s) an earlier run had claimed but not trained`);
 
     if (session.pending) {
       const pending = session.pending;
-      progress.line(`finishing checkpoint ${pending.state.step} (written by an earlier run, not yet published)`);
+      progress.line(
+        `finishing checkpoint ${pending.state.step} (written by an earlier run, not yet published)`,
+      );
       const outcome = await finishCheckpoint(session, pending, keeper);
       reportFinish(session, outcome);
-      if (outcome.kind !== 'discarded') return { ...outcome, steps: pending.state.steps.length, resumed: true };
+      if (outcome.kind !== 'discarded')
+        return { ...outcome, steps: pending.state.steps.length, resumed: true };
     }
 
     const steps: StepRecord[] = [];
@@ -62,23 +69,29 @@ export async function runCycle(session: TrainerSession): Promise<CycleReport> {
       const trainingRunId = await session.ensureTrainingRun();
       const step = session.lineage.step + 1;
       const started = performance.now();
-      const result = await trainStep(session.model, session.adapterName, session.optimizer, prepared.batch.sequences, {
-        objective: {
-          kind: 'grpo',
-          loss: {
-            lossKind: config.loss.lossKind,
-            clip: config.loss.clip,
-            aggregation: config.loss.aggregation,
-            beta: config.loss.beta,
+      const result = await trainStep(
+        session.model,
+        session.adapterName,
+        session.optimizer,
+        prepared.batch.sequences,
+        {
+          objective: {
+            kind: 'grpo',
+            loss: {
+              lossKind: config.loss.lossKind,
+              clip: config.loss.clip,
+              aggregation: config.loss.aggregation,
+              beta: config.loss.beta,
+            },
           },
+          microBatchTokens: config.loss.microBatchTokens,
+          maxGradNorm: config.loss.maxGradNorm,
+          learningRate: config.loss.learningRate,
+          padTokenId: session.tokenizer.padTokenId,
+          onMicroBatch: (done, total, tokens) =>
+            progress.microBatch(step, done, total, tokens, (performance.now() - started) / 1000),
         },
-        microBatchTokens: config.loss.microBatchTokens,
-        maxGradNorm: config.loss.maxGradNorm,
-        learningRate: config.loss.learningRate,
-        padTokenId: session.tokenizer.padTokenId,
-        onMicroBatch: (done, total, tokens) =>
-          progress.microBatch(step, done, total, tokens, (performance.now() - started) / 1000),
-      });
+      );
       const metrics = stepRecordMetrics({
         groups: prepared.groups,
         batch: prepared.batch,
@@ -107,7 +120,9 @@ export async function runCycle(session: TrainerSession): Promise<CycleReport> {
         throw toStoreError(error);
       });
       keeper.drop(consumed);
-      progress.line(`${consumed.length} group(s) had no reward spread: marked trained (no-signal), nothing to publish`);
+      progress.line(
+        `${consumed.length} group(s) had no reward spread: marked trained (no-signal), nothing to publish`,
+      );
       return { kind: 'no-signal', groupIds: consumed };
     }
 
@@ -138,9 +153,11 @@ export async function runCycle(session: TrainerSession): Promise<CycleReport> {
     return { ...outcome, steps: steps.length, resumed: false };
   } catch (error) {
     // Drop what this cycle changed in memory; leases not covered by a checkpoint go back.
-    await session.restore().catch((restoreError: unknown) =>
-      progress.line(`could not reload the last checkpoint: ${(restoreError as Error).message}`),
-    );
+    await session
+      .restore()
+      .catch((restoreError: unknown) =>
+        progress.line(`could not reload the last checkpoint: ${(restoreError as Error).message}`),
+      );
     const keep = new Set(session.pending?.state.groupIds ?? []);
     const release = [...keeper.held, ...setAside].filter((groupId) => !keep.has(groupId));
     if (release.length > 0) {

@@ -62,23 +62,28 @@ export async function runSft(session: TrainerSession): Promise<CycleReport> {
   const { config, deps } = session;
   const { store, progress } = deps;
   const keeper = new LeaseKeeper({
-    renew: (groupIds) => store.renewLease({ owner: config.owner, groupIds, leaseSeconds: config.leaseSeconds }),
+    renew: (groupIds) =>
+      store.renewLease({ owner: config.owner, groupIds, leaseSeconds: config.leaseSeconds }),
     leaseSeconds: config.leaseSeconds,
   });
   try {
     if (session.pending) {
       const pending = session.pending;
-      progress.line(`finishing checkpoint ${pending.state.step} (written by an earlier run, not yet published)`);
+      progress.line(
+        `finishing checkpoint ${pending.state.step} (written by an earlier run, not yet published)`,
+      );
       const outcome = await finishCheckpoint(session, pending, keeper);
       reportFinish(session, outcome);
-      if (outcome.kind !== 'discarded') return { ...outcome, steps: pending.state.steps.length, resumed: true };
+      if (outcome.kind !== 'discarded')
+        return { ...outcome, steps: pending.state.steps.length, resumed: true };
     }
     const inputs = await gatherData(session);
     const batch = buildBatch(session.tokenizer, inputs, {
       vocabSize: session.model.config.vocabSize,
       maxTokens: session.maxTokens,
     });
-    for (const skip of batch.skipped) progress.line(`${skip.trajectoryId} left out (${skip.reason}): ${skip.detail}`);
+    for (const skip of batch.skipped)
+      progress.line(`${skip.trajectoryId} left out (${skip.reason}): ${skip.detail}`);
     if (batch.sequences.length === 0) {
       throw new Error(
         `nothing to train on: no trajectory with ${config.sft.rewardField} reward ≥ ${config.sft.minReward}` +
@@ -188,4 +193,3 @@ function shuffled<T>(items: readonly T[], rng: { next(): number }): T[] {
   }
   return out;
 }
-

@@ -28,7 +28,9 @@ export function stepRecordMetrics(input: StepSummaryInput): Record<string, numbe
 }
 
 /** SFT has no rewards or advantages: loss, tokens, gradient, throughput, drift. */
-export function sftRecordMetrics(input: Omit<StepSummaryInput, 'groups'> & { readonly epoch: number }): Record<string, number> {
+export function sftRecordMetrics(
+  input: Omit<StepSummaryInput, 'groups'> & { readonly epoch: number },
+): Record<string, number> {
   const { batch, result } = input;
   const total = (key: keyof LossSums) => result.microBatches.reduce((sum, b) => sum + (b[key] ?? 0), 0);
   const tokens = total('tokens');
@@ -72,7 +74,9 @@ function tokenReport(batch: BuiltBatch): Record<string, number> {
 }
 
 function finite(metrics: Record<string, number>): Record<string, number> {
-  return Object.fromEntries(Object.entries(metrics).map(([key, value]) => [key, Number.isFinite(value) ? value : 0]));
+  return Object.fromEntries(
+    Object.entries(metrics).map(([key, value]) => [key, Number.isFinite(value) ? value : 0]),
+  );
 }
 
 /** `step 4 · loss −0.0123 · reward 0.50±0.50 · clip 1.2% · grad 0.83 · 1,234 tok/s · 12 seq`. */
@@ -81,7 +85,8 @@ export function formatStepLine(step: number, metrics: Record<string, number>): s
   if (metrics['reward/mean'] !== undefined) {
     parts.push(`reward ${fixed(metrics['reward/mean'], 2)}±${fixed(metrics['reward/std'], 2)}`);
   }
-  if (metrics['clip/fraction'] !== undefined) parts.push(`clip ${fixed(100 * (metrics['clip/fraction'] ?? 0), 1)}%`);
+  if (metrics['clip/fraction'] !== undefined)
+    parts.push(`clip ${fixed(100 * (metrics['clip/fraction'] ?? 0), 1)}%`);
   if (metrics['kl/mean'] !== undefined) parts.push(`kl ${fixed(metrics['kl/mean'], 4)}`);
   parts.push(`grad ${fixed(metrics['grad/norm'], 3)}`);
   parts.push(`${Math.round(metrics['tokens/per_second'] ?? 0).toLocaleString('en-US')} tok/s`);

@@ -240,8 +240,7 @@ export function trainConfigIssues(config: TrainConfig): string[] {
     );
   }
   if (config.modelDir.trim() === '') issues.push('--model must name a Hugging Face model directory');
-  if (config.owner.trim() === '' || config.owner.length > 200)
-    issues.push('owner must be 1–200 characters');
+  if (config.owner.trim() === '' || config.owner.length > 200) issues.push('owner must be 1–200 characters');
   if (config.inference.baseUrl === '') {
     issues.push(
       '--inference-url (or EDGERL_INFERENCE_URL) is required: the OpenAI-compatible endpoint that serves the adapters, e.g. http://127.0.0.1:8000/v1',
@@ -267,16 +266,27 @@ export function trainConfigIssues(config: TrainConfig): string[] {
   positiveInt('inference timeout (ms)', config.inference.timeoutMs, 3_600_000);
   const { abTestWeight, makeDefault } = config.publish;
   if (abTestWeight !== null && !(abTestWeight > 0 && abTestWeight < 1)) {
-    issues.push(`--ab-test must be the new version's share of traffic, strictly between 0 and 1, got ${abTestWeight}`);
+    issues.push(
+      `--ab-test must be the new version's share of traffic, strictly between 0 and 1, got ${abTestWeight}`,
+    );
   }
   if (abTestWeight !== null && makeDefault) {
-    issues.push('--ab-test lets the experiment decide which version serves: add --no-default (or drop --ab-test)');
+    issues.push(
+      '--ab-test lets the experiment decide which version serves: add --no-default (or drop --ab-test)',
+    );
   }
   for (const [field, weight] of Object.entries(config.rewardWeights)) {
-    if (!Number.isFinite(weight)) issues.push(`reward weight ${field} must be a finite number, got ${weight}`);
+    if (!Number.isFinite(weight))
+      issues.push(`reward weight ${field} must be a finite number, got ${weight}`);
   }
-  if (config.reward === 'ruler+verifier' && config.rewardWeights.judge === 0 && config.rewardWeights.verifier === 0) {
-    issues.push('with --reward ruler+verifier at least one of the judge and verifier weights must be non-zero');
+  if (
+    config.reward === 'ruler+verifier' &&
+    config.rewardWeights.judge === 0 &&
+    config.rewardWeights.verifier === 0
+  ) {
+    issues.push(
+      'with --reward ruler+verifier at least one of the judge and verifier weights must be non-zero',
+    );
   }
   positiveInt('--lora-rank', config.lora.r, 4096);
   if (!(config.lora.alpha > 0 && Number.isFinite(config.lora.alpha)))
@@ -298,12 +308,17 @@ export function trainConfigIssues(config: TrainConfig): string[] {
     issues.push(`--seed must be an integer between 0 and ${0xffffffff}, got ${config.seed}`);
   }
   if (config.maxSequenceTokens !== null) positiveInt('--max-sequence-tokens', config.maxSequenceTokens);
-  if (config.loss !== undefined && config.maxSequenceTokens !== null && config.maxSequenceTokens > config.loss.microBatchTokens) {
+  if (
+    config.loss !== undefined &&
+    config.maxSequenceTokens !== null &&
+    config.maxSequenceTokens > config.loss.microBatchTokens
+  ) {
     issues.push(
       `--max-sequence-tokens (${config.maxSequenceTokens}) exceeds --micro-batch-tokens (${config.loss.microBatchTokens}): a sequence must fit in one micro-batch; raise --micro-batch-tokens`,
     );
   }
-  if (!Number.isFinite(config.sft.minReward)) issues.push(`--min-reward must be a number, got ${config.sft.minReward}`);
+  if (!Number.isFinite(config.sft.minReward))
+    issues.push(`--min-reward must be a number, got ${config.sft.minReward}`);
   positiveInt('--sft-limit', config.sft.limit, 100_000);
   positiveInt('--epochs', config.sft.epochs, 1000);
   positiveInt('--sft-batch', config.sft.sequencesPerStep, 10_000);

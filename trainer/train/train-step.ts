@@ -12,7 +12,13 @@ import { assertNever } from '../../protocol/statuses.ts';
 import type { AdamW } from '../grpo/adamw.ts';
 import { type StepNormaliser, stepNormaliser, tokenMean } from '../grpo/aggregate.ts';
 import { clipGradNorm } from '../grpo/clip-grad-norm.ts';
-import { type GrpoLossOptions, grpoLoss, type LossSums, type LossSumTensors, readLossSums } from '../grpo/grpo-loss.ts';
+import {
+  type GrpoLossOptions,
+  grpoLoss,
+  type LossSums,
+  type LossSumTensors,
+  readLossSums,
+} from '../grpo/grpo-loss.ts';
 import { addGrads, microBatchGrads } from '../grpo/micro-batch-grads.ts';
 import { planMicroBatches } from '../grpo/micro-batches.ts';
 import { stopGradient } from '../grpo/stop-gradient.ts';
@@ -154,7 +160,10 @@ export async function trainStep(
   if (sequences.length === 0) throw new RangeError('trainStep: no sequences to train on');
   const started = performance.now();
   const variables = model.trainableVariables(adapterName);
-  if (variables.length !== optimizer.variables.length || variables.some((v, i) => v !== optimizer.variables[i])) {
+  if (
+    variables.length !== optimizer.variables.length ||
+    variables.some((v, i) => v !== optimizer.variables[i])
+  ) {
     throw new RangeError(`trainStep: the optimiser does not hold adapter "${adapterName}"'s variables`);
   }
   const normaliser = stepNormaliser(sequences.map((sequence) => sequence.trainedTokens));
@@ -178,7 +187,10 @@ export async function trainStep(
         beta > 0
           ? {
               ...base,
-              refLogprobs: model.forwardLogprobs(base.ids, { adapter: null, attentionMask: base.attentionMask }),
+              refLogprobs: model.forwardLogprobs(base.ids, {
+                adapter: null,
+                attentionMask: base.attentionMask,
+              }),
             }
           : base;
       try {

@@ -14,12 +14,7 @@ import { AdamW } from '../grpo/adamw.ts';
 import { loadModel, type PolicyModel } from '../model/policy-model.ts';
 import type { ChatTokenizer } from '../model/tokenizer/chat-tokenizer.ts';
 import { loadTokenizer } from '../model/tokenizer/load-tokenizer.ts';
-import {
-  type Checkpoint,
-  listCheckpoints,
-  loadCheckpointAdapter,
-  readOptimizerState,
-} from './checkpoint.ts';
+import { type Checkpoint, listCheckpoints, loadCheckpointAdapter, readOptimizerState } from './checkpoint.ts';
 import type { JudgeDeps } from './group-rewards.ts';
 import { lockOutputDir, type OutputLock } from './output-lock.ts';
 import type { Progress } from './progress.ts';
@@ -80,7 +75,13 @@ export class TrainerSession {
     this.policy = parts.policy;
     this.#lock = parts.lock;
     this.configHash = trainingConfigHash(parts.config);
-    this.lineage = { step: 0, trainingRunId: undefined, runConfigHash: undefined, runKind: undefined, parentVersionId: null };
+    this.lineage = {
+      step: 0,
+      trainingRunId: undefined,
+      runConfigHash: undefined,
+      runKind: undefined,
+      parentVersionId: null,
+    };
     this.optimizer = undefined as unknown as AdamW; // set by restore()
     this.pending = undefined;
   }
@@ -88,7 +89,10 @@ export class TrainerSession {
   static async open(config: TrainConfig, deps: TrainerDeps): Promise<TrainerSession> {
     const lock = lockOutputDir(config.outputDir);
     try {
-      const [model, tokenizer] = await Promise.all([loadModel(config.modelDir), loadTokenizer(config.modelDir)]);
+      const [model, tokenizer] = await Promise.all([
+        loadModel(config.modelDir),
+        loadTokenizer(config.modelDir),
+      ]);
       const policy = await ensurePolicy(deps.store, config);
       const session = new TrainerSession({ config, deps, model, tokenizer, policy, lock });
       await session.restore();
@@ -122,7 +126,9 @@ export class TrainerSession {
       if (latest.state.kind === this.config.mode) {
         this.optimizer.setState(await readOptimizerState(latest.dir));
       } else {
-        log(`checkpoint ${latest.state.step} was written by ${latest.state.kind}; starting ${this.config.mode} with fresh optimiser moments`);
+        log(
+          `checkpoint ${latest.state.step} was written by ${latest.state.kind}; starting ${this.config.mode} with fresh optimiser moments`,
+        );
       }
       this.lineage = {
         step: latest.state.step,
@@ -143,7 +149,11 @@ export class TrainerSession {
       log(`starting from ${start?.adapterName}'s adapter (${from})`);
     } else {
       const { r, alpha, dropout, targets, useRslora } = this.config.lora;
-      this.model.addAdapter(this.adapterName, { r, alpha, dropout, targets, useRslora }, { seed: this.config.seed });
+      this.model.addAdapter(
+        this.adapterName,
+        { r, alpha, dropout, targets, useRslora },
+        { seed: this.config.seed },
+      );
     }
     this.optimizer = this.#newOptimizer();
     this.lineage = {
@@ -159,13 +169,23 @@ export class TrainerSession {
   /** The training run steps are recorded under: the lineage's, unless the mode or settings changed. */
   async ensureTrainingRun(): Promise<string> {
     const { trainingRunId, runConfigHash, runKind } = this.lineage;
-    if (trainingRunId && runConfigHash === this.configHash && runKind === this.config.mode) return trainingRunId;
+    if (trainingRunId && runConfigHash === this.configHash && runKind === this.config.mode)
+      return trainingRunId;
     const run = await this.deps.store.startTrainingRun({
       policyId: this.policy.id,
       ...(this.lineage.parentVersionId ? { baseVersionId: this.lineage.parentVersionId } : {}),
-      config: { ...runConfigSummary(this.config), configHash: this.configHash, outputDir: this.config.outputDir },
+      config: {
+        ...runConfigSummary(this.config),
+        configHash: this.configHash,
+        outputDir: this.config.outputDir,
+      },
     });
-    this.lineage = { ...this.lineage, trainingRunId: run.id, runConfigHash: this.configHash, runKind: this.config.mode };
+    this.lineage = {
+      ...this.lineage,
+      trainingRunId: run.id,
+      runConfigHash: this.configHash,
+      runKind: this.config.mode,
+    };
     this.deps.progress.line(`training run ${run.id} (${this.config.mode})`);
     return run.id;
   }
@@ -191,7 +211,11 @@ export class TrainerSession {
   #noteShape(dir: string): void {
     const { config } = this.model.adapter(this.adapterName);
     const wanted = this.config.lora;
-    if (config.r !== wanted.r || config.alpha !== wanted.alpha || config.targets.join() !== wanted.targets.join()) {
+    if (
+      config.r !== wanted.r ||
+      config.alpha !== wanted.alpha ||
+      config.targets.join() !== wanted.targets.join()
+    ) {
       this.deps.progress.line(
         `note: resuming ${dir} with its LoRA shape (r ${config.r}, alpha ${config.alpha}, ${config.targets.join('/')}), not the configured one; use a new --output-dir to change it`,
       );
@@ -230,7 +254,10 @@ function runConfigSummary(config: TrainConfig): Record<string, unknown> {
     mode: config.mode,
     reward: config.reward,
     rewardWeights: config.rewardWeights,
-    loss: { ...config.loss, maxGradNorm: Number.isFinite(config.loss.maxGradNorm) ? config.loss.maxGradNorm : null },
+    loss: {
+      ...config.loss,
+      maxGradNorm: Number.isFinite(config.loss.maxGradNorm) ? config.loss.maxGradNorm : null,
+    },
     lora: config.lora,
     groupsPerStep: config.groupsPerStep,
     stepsPerCycle: config.stepsPerCycle,
@@ -240,5 +267,8 @@ function runConfigSummary(config: TrainConfig): Record<string, unknown> {
 }
 
 export function trainingConfigHash(config: TrainConfig): string {
-  return createHash('sha256').update(JSON.stringify(runConfigSummary(config))).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(JSON.stringify(runConfigSummary(config)))
+    .digest('hex')
+    .slice(0, 16);
 }

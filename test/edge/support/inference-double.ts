@@ -117,6 +117,7 @@ export async function startInferenceDouble(options: { delayMs?: number } = {}): 
     try {
       const answer = completion(body, callNumber);
       completions += 1;
+      if (body.stream === true) return streamCompletion(response, answer, body);
       send(response, 200, answer);
     } catch (error) {
       send(response, 500, { error: { message: `inference double: ${String(error)}` } });
@@ -174,6 +175,91 @@ function completion(body: Record<string, unknown>, callNumber: number): Record<s
     ...(wantIds ? { prompt_token_ids: [1, 2, 3, messages.length] } : {}),
     usage: { prompt_tokens: 4, completion_tokens: ids.length, total_tokens: 4 + ids.length },
   };
+}
+
+/**
+ * The same completion as server-sent chunks, the way vLLM streams: a role chunk (with
+ * `prompt_token_ids`), one chunk per sampled token (content piece, its logprob, its id), a tool call
+ * as id and name first and its arguments in two pieces, the finish reason, the usage chunk when
+ * `stream_options.include_usage` is set, then `[DONE]`.
+ */
+function streamCompletion(
+  response: ServerResponse,
+  answer: Record<string, unknown>,
+  body: Record<string, unknown>,
+): void {
+  const choice = (answer.choices as Record<string, unknown>[])[0] as Record<string, unknown>;
+  const message = choice.message as {
+    content: string | null;
+    tool_calls?: { id: string; function: { name: string; arguments: string } }[];
+  };
+  const ids = (choice.token_ids as number[] | undefined) ?? [];
+  const logprobs = (choice.logprobs as { content: unknown[] } | null)?.content;
+  const base = { id: answer.id, object: 'chat.completion.chunk', model: answer.model };
+  const chunks: unknown[] = [
+    {
+      ...base,
+      choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }],
+      ...(answer.prompt_token_ids ? { prompt_token_ids: answer.prompt_token_ids } : {}),
+    },
+  ];
+  const text = message.content ?? '';
+  const pieces = Math.max(ids.length, text.length);
+  for (let i = 0; i < pieces; i++) {
+    chunks.push({
+      ...base,
+      choices: [
+        {
+          index: 0,
+          delta: message.tool_calls ? {} : { content: text[i] ?? '' },
+          logprobs: logprobs ? { content: [logprobs[i]] } : null,
+          finish_reason: null,
+          ...(ids.length > 0 ? { token_ids: [ids[i]] } : {}),
+        },
+      ],
+    });
+  }
+  for (const [index, call] of (message.tool_calls ?? []).entries()) {
+    const half = Math.floor(call.function.arguments.length / 2);
+    chunks.push({
+      ...base,
+      choices: [
+        {
+          index: 0,
+          delta: {
+            tool_calls: [
+              {
+                index,
+                id: call.id,
+                type: 'function',
+                function: { name: call.function.name, arguments: call.function.arguments.slice(0, half) },
+              },
+            ],
+          },
+          finish_reason: null,
+        },
+      ],
+    });
+    chunks.push({
+      ...base,
+      choices: [
+        {
+          index: 0,
+          delta: { tool_calls: [{ index, function: { arguments: call.function.arguments.slice(half) } }] },
+          finish_reason: null,
+        },
+      ],
+    });
+  }
+  chunks.push({
+    ...base,
+    choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: choice.finish_reason }],
+  });
+  const options = body.stream_options as { include_usage?: boolean } | undefined;
+  if (options?.include_usage) chunks.push({ ...base, choices: [], usage: answer.usage });
+  response.writeHead(200, { 'content-type': 'text/event-stream' });
+  for (const chunk of chunks) response.write(`data: ${JSON.stringify(chunk)}\n\n`);
+  response.end('data: [DONE]\n\n');
 }
 
 function readBody(request: IncomingMessage): Promise<string> {

@@ -49,7 +49,10 @@ export async function startInferenceDouble(script: InferenceDoubleScript = {}): 
         case 'POST /v1/chat/completions': {
           const reply = script.probe ?? {
             status: 200,
-            body: { object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' } }] },
+            body: {
+              object: 'chat.completion',
+              choices: [{ index: 0, message: { role: 'assistant', content: 'ok' } }],
+            },
           };
           return send(res, reply.status, reply.body);
         }

@@ -38,7 +38,11 @@ export async function seedGroup(
     key: uniqueName('task'),
     input: { seed: options.seed },
   });
-  const group = await store.createGroup({ taskId: task.id, size: options.rewards.length, policyVersionId: options.versionId });
+  const group = await store.createGroup({
+    taskId: task.id,
+    size: options.rewards.length,
+    policyVersionId: options.versionId,
+  });
   const prompt: ChatMessage[] = [
     { role: 'system', content: 'Answer in one word.' },
     { role: 'user', content: options.question ?? `What is ${options.seed} + 1?` },
@@ -51,7 +55,12 @@ export async function seedGroup(
     const turn = await sampleTurn(model, tokenizer, prompt, { seed: options.seed * 100 + slot });
     completions.push(turn.completionTokenIds);
     for (const [index, message] of prompt.entries()) {
-      await store.appendTurn({ trajectoryId: trajectory.id, index, role: message.role, content: message.content as string });
+      await store.appendTurn({
+        trajectoryId: trajectory.id,
+        index,
+        role: message.role,
+        content: message.content as string,
+      });
     }
     await store.appendTurn({
       trajectoryId: trajectory.id,

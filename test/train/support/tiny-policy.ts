@@ -64,7 +64,8 @@ export async function sampleTurn(
   });
   if (!generation) throw new Error('generate returned nothing');
   const ids = [...generation.tokenIds];
-  const body = ids.at(-1) !== undefined && tokenizer.eosTokenIds.includes(ids.at(-1) as number) ? ids.slice(0, -1) : ids;
+  const body =
+    ids.at(-1) !== undefined && tokenizer.eosTokenIds.includes(ids.at(-1) as number) ? ids.slice(0, -1) : ids;
   return {
     content: tokenizer.decode(body, { skipSpecialTokens: true }),
     completionTokenIds: ids,

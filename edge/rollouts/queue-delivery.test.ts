@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { retryDelaySeconds } from './worker.ts';
+import { retryDelaySeconds } from './queue-delivery.ts';
 
 describe('retryDelaySeconds', () => {
   it('doubles from 10 s and stops at 5 minutes', () => {

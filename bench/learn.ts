@@ -1,0 +1,51 @@
+// `npm run bench:learn`: the full demo (its default config, a fresh data directory under the OS temp
+// dir) and the figures that say whether the agent learned: start vs final held-out success with
+// Wilson intervals, the difference with its p-value, and wall time per phase beside the 10-minute
+// budget of the issue. Extra arguments go to `edgerl demo` (e.g. `-- --rounds 16`).
+import { mkdtempSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { main } from '../cli/main.ts';
+import type { DemoSummary } from '../cli/demo/summary.ts';
+
+/** The issue's budget for the whole demo on a 2-core machine without a GPU. */
+const budgetSeconds = 600;
+
+const dataDir = join(mkdtempSync(join(tmpdir(), 'edgerl-learn-')), 'demo');
+let json = '';
+const stdout = new Writable({
+  write(chunk, _encoding, done) {
+    json += String(chunk);
+    done();
+  },
+});
+const load = loadavg()[0] ?? 0;
+const code = await main(['demo', '--json', '--fresh', '--data-dir', dataDir, ...process.argv.slice(2)], {
+  stdout,
+});
+if (code !== 0) {
+  process.stderr.write(`edgerl demo exited ${code}\n`);
+  process.exit(code);
+}
+const summary = JSON.parse(json) as DemoSummary;
+const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+const lines = [
+  `\nbench:learn (load average ${load.toFixed(2)} at start, ${loadavg()[0]?.toFixed(2)} at end)`,
+];
+for (const arm of summary.ab.arms)
+  lines.push(
+    `  ${arm.arm.padEnd(5)} ${arm.adapterName.padEnd(9)} ${pct(arm.success.rate).padStart(6)} (${arm.success.successes}/${arm.episodes}, 95% CI ${pct(arm.success.ci[0])}–${pct(arm.success.ci[1])})`,
+  );
+const t = summary.ab.successTest;
+lines.push(
+  `  gain ${(100 * t.difference).toFixed(1)} points (95% CI ${(100 * t.ci[0]).toFixed(1)} to ${(100 * t.ci[1]).toFixed(1)}), p = ${t.pValue.toExponential(2)}; target ≥ 20 points with p < 0.05: ${t.difference >= 0.2 && t.pValue < 0.05 ? 'met' : 'NOT met'}`,
+);
+for (const [phase, seconds] of Object.entries(summary.seconds))
+  lines.push(`  ${phase.padEnd(10)} ${seconds.toFixed(1).padStart(7)} s`);
+lines.push(
+  `  total vs budget: ${summary.seconds.total.toFixed(0)} s of ${budgetSeconds} s (${((100 * summary.seconds.total) / budgetSeconds).toFixed(0)}%)`,
+);
+lines.push(`  rollout success per round: ${summary.rounds.map((r) => pct(r.rolloutSuccess)).join(' ')}`);
+lines.push(`  data: ${dataDir}`);
+process.stdout.write(`${lines.join('\n')}\n`);

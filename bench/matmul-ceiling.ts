@@ -1,0 +1,51 @@
+// The ceiling the model benches compare with: the backend's plain float32 matrix product, timed in
+// the same run. n = 1024 on CPU backends (as before); on a hardware GPU also n = 4096, because a
+// 1024² product (2 GFLOP) is too small to keep a large GPU busy, and the larger rate is the ceiling.
+import * as tf from '@tensorflow/tfjs';
+import type { SelectedBackend } from '../trainer/model/backend.ts';
+
+export interface MatmulRate {
+  readonly n: number;
+  readonly ms: number;
+  readonly gflops: number;
+}
+
+/** Mean time of `fn` over at least `minMs` after one warm-up call, waiting for each result. */
+export async function timeTensorOp(fn: () => tf.Tensor | tf.Tensor[], minMs: number): Promise<number> {
+  const first = fn(); // warm-up: shader compilation, kernel setup, first allocations
+  await (Array.isArray(first) ? first[0] : first)?.data();
+  tf.dispose(first);
+  let runs = 0;
+  const start = performance.now();
+  do {
+    const out = fn();
+    await (Array.isArray(out) ? out[0] : out)?.data(); // async read: waits for the device to finish
+    tf.dispose(out);
+    runs += 1;
+  } while (performance.now() - start < minMs);
+  return (performance.now() - start) / runs;
+}
+
+async function rate(n: number, minMs: number): Promise<MatmulRate> {
+  const a = tf.randomNormal([n, n]);
+  const b = tf.randomNormal([n, n]);
+  const ms = await timeTensorOp(() => tf.matMul(a, b), minMs);
+  tf.dispose([a, b]);
+  return { n, ms, gflops: (2 * n ** 3) / (ms / 1000) / 1e9 };
+}
+
+/** Measures and prints the ceiling; returns the best rate. */
+export async function matmulCeiling(backend: SelectedBackend): Promise<MatmulRate> {
+  const sizes = backend.hardwareGpu ? [1024, 4096] : [1024];
+  let best: MatmulRate | undefined;
+  for (const n of sizes) {
+    const measured = await rate(n, 2000);
+    console.log(
+      `backend ${backend.choice}: plain ${n}×${n} matmul ${measured.ms.toFixed(2)} ms → ${measured.gflops.toFixed(2)} GFLOP/s`,
+    );
+    if (!best || measured.gflops > best.gflops) best = measured;
+  }
+  const ceiling = best as MatmulRate;
+  console.log(`ceiling: ${ceiling.gflops.toFixed(2)} GFLOP/s (${ceiling.n}×${ceiling.n})`);
+  return ceiling;
+}

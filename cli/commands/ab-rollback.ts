@@ -1,0 +1,31 @@
+// `edgerl ab rollback POLICY`: undoes the policy's latest promote that has not been undone, restoring
+// the default version it replaced. Repeating it steps further back through the promotes.
+import { getPolicy } from '../../db/store/policies.ts';
+import { rollbackDefaultVersion } from '../../db/store/rollback-default-version.ts';
+import { defineCommand } from '../command.ts';
+import { onePositional, urlOption, urlUsage, withAbStore } from './ab-store.ts';
+
+export const abRollbackCommand = defineCommand({
+  name: ['ab', 'rollback'],
+  summary: "Restore the policy's default version from before its last promote",
+  usage: `Usage: edgerl ab rollback POLICY [--url URL]
+
+Restores the default version POLICY had before its latest edgerl ab promote that is not yet undone;
+run it again to go back one more promote. Refused when the default was since changed by other means.
+
+Options:
+${urlUsage}`,
+  options: { ...urlOption },
+  positionals: true,
+  async run({ values, positionals, env, stdout }) {
+    const policyName = onePositional(positionals, 'policy name', 'edgerl ab rollback POLICY');
+    const result = await withAbStore({ values, env }, async (store) => {
+      const policy = await getPolicy(store.db, { policyName });
+      return rollbackDefaultVersion(store.db, { policyId: policy.id });
+    });
+    stdout.write(
+      `${result.policyName}: default version is now ${result.to.adapterName} again (rolled back from ${result.from.adapterName})\n`,
+    );
+    return 0;
+  },
+});

@@ -1,0 +1,37 @@
+// What the `edgerl ab` commands share: the --url flag, opening the store for one command (the
+// embedded store migrates itself; a server must be migrated), and store errors (including constraint
+// violations from a concurrent writer) reported by their message.
+import { toStoreError } from '../../db/database-errors.ts';
+import { openStore } from '../../db/open-store.ts';
+import { storeConfigFromEnv } from '../../db/store-config.ts';
+import type { Store } from '../../db/store.ts';
+import { type CommandInput, stringFlag, UsageError } from '../command.ts';
+
+export const urlOption = { url: { type: 'string' } } as const;
+
+export const urlUsage = `  --url URL             postgres://… or memory:// (default: DATABASE_URL; unset: the embedded store in
+                        EDGERL_DATA_DIR, default .edgerl/pgdata)`;
+
+export async function withAbStore<T>(
+  input: Pick<CommandInput, 'values' | 'env'>,
+  work: (store: Store) => Promise<T>,
+): Promise<T> {
+  const config = storeConfigFromEnv(input.env, { url: stringFlag(input.values, 'url') });
+  const store = await openStore({ url: config.url, dataDir: config.dataDir });
+  try {
+    return await work(store);
+  } catch (error) {
+    throw toStoreError(error);
+  } finally {
+    await store.close();
+  }
+}
+
+/** Exactly one positional argument, named in the message when missing. */
+export function onePositional(positionals: readonly string[], what: string, usage: string): string {
+  const [value, ...rest] = positionals;
+  if (!value?.trim() || rest.length > 0) {
+    throw new UsageError(`give exactly one ${what}: ${usage}`);
+  }
+  return value.trim();
+}

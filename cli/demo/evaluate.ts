@@ -1,0 +1,95 @@
+// Phase 4: the A/B evaluation. An experiment with two arms, the starting policy (the warm-start
+// adapter) and the final one, each at weight 1; every held-out eval task runs once in each arm,
+// through the edge's rollout API with the experiment named (a paired design: both arms see the same
+// tasks). The stickiness key of each run is chosen so that the edge's own routing sends it to the
+// intended arm. Leaves the statistics to ab-report.ts.
+import type { Store } from '../../db/store.ts';
+import { armIndex, unitHash } from '../../edge/routing/pick-arm.ts';
+import type { Progress } from '../../trainer/train/progress.ts';
+import type { DemoConfig } from './demo-config.ts';
+import type { PublishedVersion } from './demo-queries.ts';
+import type { EdgeClient } from './edge-client.ts';
+import type { StopSignal } from './stop-signal.ts';
+import { demoEnvironment } from './trainer-config.ts';
+
+export interface EvalRun {
+  readonly experimentId: string;
+  readonly experimentName: string;
+  readonly start: PublishedVersion;
+  readonly final: PublishedVersion;
+  readonly groupIds: string[];
+}
+
+/** Eval task seeds start here, apart from the demonstrations' and RL's (the split keeps tasks apart too). */
+const evalSeedBase = 3_000_000;
+
+export async function evaluate(
+  config: DemoConfig,
+  deps: {
+    store: Store;
+    progress: Progress;
+    client: EdgeClient;
+    policyId: string;
+    start: PublishedVersion;
+    final: PublishedVersion;
+    stop: StopSignal;
+  },
+): Promise<EvalRun> {
+  const { store, client, progress } = deps;
+  const experimentName = `demo-eval-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  const { experiment, arms } = await store.createExperiment({
+    name: experimentName,
+    policyId: deps.policyId,
+    description: `demo: ${deps.start.adapterName} (start) vs ${deps.final.adapterName} (final) on held-out multi-hop tasks`,
+    arms: [
+      { name: 'start', policyVersionId: deps.start.id, weight: 1 },
+      { name: 'final', policyVersionId: deps.final.id, weight: 1 },
+    ],
+  });
+  progress.line(
+    `experiment ${experimentName}: ${deps.start.adapterName} vs ${deps.final.adapterName}, ${config.evalPerArm} eval tasks per arm`,
+  );
+  const weights = arms.map((arm) => arm.weight);
+  const groupIds: string[] = [];
+  for (let i = 0; i < config.evalPerArm; i++) {
+    deps.stop.check();
+    const taskSeed = evalSeedBase + config.seed * 100_003 + i;
+    for (const armName of ['start', 'final'] as const) {
+      const target = arms.findIndex((arm) => arm.name === armName);
+      const stickinessKey = await keyForArm(experiment.id, `eval-${i}-${armName}`, weights, target);
+      const started = await client.startGroup({
+        env: demoEnvironment,
+        groupSize: 1,
+        split: 'eval',
+        taskSeed,
+        experiment: experiment.id,
+        stickinessKey,
+        settings: {
+          temperature: config.temperature,
+          maxTokens: config.maxTokensPerTurn,
+          seed: (taskSeed + (armName === 'final' ? 1 : 0)) % 2 ** 20,
+        },
+      });
+      if (started.arm !== armName)
+        throw new Error(`the edge routed ${stickinessKey} to arm ${started.arm}, expected ${armName}`);
+      groupIds.push(started.groupId);
+    }
+  }
+  const total = groupIds.length;
+  await client.waitForGroups(groupIds, (ended) => progress.microBatch(0, ended, total, 0, 0));
+  return { experimentId: experiment.id, experimentName, start: deps.start, final: deps.final, groupIds };
+}
+
+/** The first `${prefix}-k` that the experiment's hash routing sends to arm `target`. */
+async function keyForArm(
+  experimentId: string,
+  prefix: string,
+  weights: readonly number[],
+  target: number,
+): Promise<string> {
+  for (let k = 0; k < 1000; k++) {
+    const key = `${prefix}-${k}`;
+    if (armIndex(weights, await unitHash(experimentId, key)) === target) return key;
+  }
+  throw new Error(`no stickiness key for arm ${target} in 1000 tries (a zero-weight arm?)`);
+}

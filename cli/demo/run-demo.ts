@@ -1,0 +1,141 @@
+// The whole demo in one process sharing one Store: services → warm start → RL rounds → A/B
+// evaluation → summary and HTML report. Times each phase; on Ctrl-C stops after the current unit of
+// work and closes servers, trainer and store (every store write is a transaction; checkpoints and the
+// report are written to a temporary name and renamed).
+import { mkdirSync, rmSync } from 'node:fs';
+import { rename, writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { openStore } from '../../db/open-store.ts';
+import { createJudgeClient } from '../../trainer/ruler/judge-client.ts';
+import { createMemoryRulerCache } from '../../trainer/ruler/ruler-cache.ts';
+import { rulerConfigFromEnv } from '../../trainer/ruler/ruler-config.ts';
+import type { JudgeDeps } from '../../trainer/train/group-rewards.ts';
+import type { Progress } from '../../trainer/train/progress.ts';
+import { abReport } from './ab-report.ts';
+import { type DemoConfig, demoPaths } from './demo-config.ts';
+import { publishedVersions, stepRewards, storeCounts } from './demo-queries.ts';
+import { evaluate } from './evaluate.ts';
+import { htmlReport } from './html-report.ts';
+import { rlRounds } from './rl-rounds.ts';
+import { type DemoServices, startServices } from './start-services.ts';
+import type { StopSignal } from './stop-signal.ts';
+import { type DemoPhase, type DemoSummary, demoQueries } from './summary.ts';
+import { demoPolicyName } from './trainer-config.ts';
+import { warmStart } from './warm-start.ts';
+
+export interface DemoDeps {
+  readonly progress: Progress;
+  readonly stop: StopSignal;
+  readonly env: NodeJS.ProcessEnv;
+}
+
+export async function runDemo(config: DemoConfig, deps: DemoDeps): Promise<DemoSummary> {
+  const { progress, stop } = deps;
+  const paths = demoPaths(config.dataDir);
+  if (config.fresh) {
+    rmSync(paths.dataDir, { recursive: true, force: true });
+    progress.line(`--fresh: removed ${paths.dataDir}`);
+  }
+  mkdirSync(paths.dataDir, { recursive: true });
+  const judge = judgeFromEnv(deps.env);
+  const seconds = {} as Record<DemoPhase, number>;
+  const began = performance.now();
+  let phaseStart = began;
+  const phase = (name: DemoPhase, title: string) => {
+    progress.line(`\n== ${title}`);
+    phaseStart = performance.now();
+    return () => {
+      seconds[name] = (performance.now() - phaseStart) / 1000;
+    };
+  };
+
+  let end = phase('services', '1/5 store, model, inference endpoint, edge');
+  const store = await openStore({ dataDir: paths.store, migrations: 'apply' });
+  let services: DemoServices | undefined;
+  try {
+    progress.line(`store: ${store.target} (${store.driver})`);
+    services = await startServices(config, paths, store, (line) => progress.line(line));
+    end();
+    stop.check();
+
+    end = phase('warmStart', '2/5 warm start: SFT on scripted demonstrations');
+    const warm = await warmStart(config, paths, { store, progress, inferenceUrl: services.inferenceUrl });
+    end();
+    stop.check();
+
+    end = phase(
+      'rl',
+      `3/5 RL: ${config.rounds} round(s) of ${config.groupsPerRound} groups × ${config.groupSize} episodes`,
+    );
+    if (judge) progress.line('rewards: verifier + RULER (JUDGE_BASE_URL is set)');
+    const rl = await rlRounds(config, paths, {
+      store,
+      progress,
+      client: services.client,
+      inferenceUrl: services.inferenceUrl,
+      judge,
+      stop,
+    });
+    end();
+    stop.check();
+
+    end = phase('evaluate', `4/5 A/B evaluation on held-out tasks (${config.evalPerArm} per arm)`);
+    const versions = await publishedVersions(store, demoPolicyName);
+    const final = versions.at(-1) ?? warm.version;
+    const policyRow = await store.sql.query('select id from policies where name = $1', [demoPolicyName]);
+    const evalRun = await evaluate(config, {
+      store,
+      progress,
+      client: services.client,
+      policyId: String(policyRow.rows[0]?.[0]),
+      start: warm.version,
+      final,
+      stop,
+    });
+    const ab = await abReport(store, evalRun.experimentId);
+    end();
+
+    end = phase('report', '5/5 summary and report');
+    const summary: DemoSummary = {
+      config,
+      seconds: { ...seconds, report: 0, total: 0 },
+      store: { target: store.target, driver: store.driver },
+      dataDir: paths.dataDir,
+      reportPath: paths.report,
+      policy: demoPolicyName,
+      startVersion: warm.version.adapterName,
+      finalVersion: final.adapterName,
+      steps: await stepRewards(store, demoPolicyName),
+      rounds: rl.rounds,
+      reused: { model: !services.modelCreated, warmStart: warm.reused, rounds: rl.reusedRounds },
+      ab,
+      counts: await storeCounts(store),
+      queries: demoQueries(evalRun.experimentId),
+    };
+    end();
+    const done: DemoSummary = {
+      ...summary,
+      seconds: { ...seconds, total: (performance.now() - began) / 1000 },
+    };
+    await writeAtomically(paths.report, htmlReport(done));
+    await writeAtomically(paths.summary, `${JSON.stringify(done, null, 2)}\n`);
+    progress.line(`report written to ${resolve(paths.report)}`);
+    return done;
+  } finally {
+    await services?.close();
+    await store.close();
+  }
+}
+
+async function writeAtomically(path: string, text: string): Promise<void> {
+  const temporary = `${path}.tmp-${process.pid}`;
+  await writeFile(temporary, text);
+  await rename(temporary, path);
+}
+
+/** RULER joins the verifier when a judge is configured (JUDGE_BASE_URL), as in `edgerl train`. */
+function judgeFromEnv(env: NodeJS.ProcessEnv): JudgeDeps | undefined {
+  if (!env.JUDGE_BASE_URL) return undefined;
+  const config = rulerConfigFromEnv(env);
+  return { config, client: createJudgeClient(config), cache: createMemoryRulerCache() };
+}

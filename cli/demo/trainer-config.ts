@@ -1,0 +1,43 @@
+// The trainer settings both training phases share (policy `demo`, the demo's model, output and
+// serving directories, the local endpoint), with the mode-specific parts on top. Rewards: the
+// environment's verifier, mixed with RULER when a judge is configured (JUDGE_BASE_URL), as the issue asks.
+import { resolve } from 'node:path';
+import { resolveTrainConfig, type TrainConfig, type TrainMode } from '../../trainer/train/train-config.ts';
+import type { DemoConfig, DemoPaths } from './demo-config.ts';
+
+export const demoPolicyName = 'demo';
+export const demoEnvironment = 'multi-hop';
+
+export function demoTrainConfig(
+  mode: TrainMode,
+  config: DemoConfig,
+  paths: DemoPaths,
+  inferenceUrl: string,
+  withJudge: boolean,
+): TrainConfig {
+  return resolveTrainConfig({
+    mode,
+    policyName: demoPolicyName,
+    modelDir: paths.model,
+    outputDir: paths.train,
+    servingDir: paths.adapters,
+    inference: { baseUrl: inferenceUrl },
+    reward: withJudge ? 'ruler+verifier' : 'verifier',
+    groupsPerStep: config.groupsPerRound,
+    owner: `demo:${resolve(paths.train)}`.slice(0, 200),
+    seed: config.seed,
+    // Keeps every round's checkpoint for a demo of 10–20 rounds (they are small: LoRA on a tiny model).
+    keepCheckpoints: 100,
+    // Weight decay off in both phases: it pulls the adapter back towards the random base, and the
+    // runs are short (hypothesis list of the tuning issue; SFT recipes commonly use 0).
+    loss: { learningRate: config.rlLearningRate, weightDecay: 0 },
+    lora: { r: config.loraRank, alpha: 2 * config.loraRank },
+    sft: {
+      demonstrationsFile: paths.demonstrations,
+      env: demoEnvironment,
+      epochs: config.sftEpochs,
+      sequencesPerStep: config.sftBatch,
+      learningRate: config.sftLearningRate,
+    },
+  });
+}

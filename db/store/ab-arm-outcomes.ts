@@ -1,0 +1,117 @@
+// What the A/B report needs from the store, per arm of one experiment: how its trajectories ended
+// (SQL counts), mean turns and latency of the ended ones, and the raw rewards of the ended ones that
+// have a reward (Welch's test and binary detection want the values, not just their moments).
+// Trajectories are found by their experiment arm, so the report does not depend on how the edge
+// routed them; `split` keeps only trajectories of tasks in that split (eval runs).
+import { taskSplits } from '../../protocol/statuses.ts';
+import { and, asc, eq, inArray, isNotNull, ne, type SQL, sql } from 'drizzle-orm';
+import { z } from 'zod';
+import { experimentArms } from '../schema/experiment-arms.ts';
+import { policyVersions } from '../schema/policies.ts';
+import { tasks } from '../schema/tasks.ts';
+import { trajectories } from '../schema/trajectories.ts';
+import type { StoreDb } from '../store-db.ts';
+import { id } from './fields.ts';
+import { parseInput } from './parse-input.ts';
+
+/**
+ * Which reward the report compares. `auto`: final_reward (what the trainer used) where set, else
+ * verifier_reward (live traffic the trainer never scored); the others read one column.
+ */
+export const abRewardSources = ['auto', 'final', 'verifier', 'judge'] as const;
+export type AbRewardSource = (typeof abRewardSources)[number];
+
+const rewardExpressions = {
+  auto: sql<number | null>`coalesce(${trajectories.finalReward}, ${trajectories.verifierReward})`,
+  final: sql<number | null>`${trajectories.finalReward}`,
+  verifier: sql<number | null>`${trajectories.verifierReward}`,
+  judge: sql<number | null>`${trajectories.judgeScore}`,
+} satisfies Record<AbRewardSource, SQL<number | null>>;
+
+const abArmOutcomesSchema = z.object({
+  experimentId: id,
+  reward: z.enum(abRewardSources).default('auto'),
+  split: z.enum(taskSplits).optional(),
+});
+export type AbArmOutcomesInput = z.input<typeof abArmOutcomesSchema>;
+
+export interface AbArmOutcomes {
+  readonly armId: string;
+  readonly name: string;
+  readonly position: number;
+  readonly adapterName: string;
+  /** Share of traffic (weights are stored normalised). */
+  readonly weight: number;
+  readonly running: number;
+  readonly finished: number;
+  readonly truncated: number;
+  readonly error: number;
+  /** Means over ended trajectories; null when none has ended. */
+  readonly turnCountMean: number | null;
+  readonly latencyMsMean: number | null;
+  /** Rewards of ended trajectories that have one, oldest first. */
+  readonly rewards: number[];
+}
+
+export async function abArmOutcomes(db: StoreDb, input: AbArmOutcomesInput): Promise<AbArmOutcomes[]> {
+  const query = parseInput(abArmOutcomesSchema, input, 'abArmOutcomes');
+  const inSplit = query.split
+    ? inArray(
+        trajectories.taskId,
+        db.select({ id: tasks.id }).from(tasks).where(eq(tasks.split, query.split)),
+      )
+    : undefined;
+  const ended = sql`${trajectories.status} <> 'running'`;
+  const counted = (status: string) =>
+    sql<number>`(count(${trajectories.id}) filter (where ${trajectories.status} = ${status}))::integer`;
+  const arms = await db
+    .select({
+      armId: experimentArms.id,
+      name: experimentArms.name,
+      position: experimentArms.position,
+      adapterName: policyVersions.adapterName,
+      weight: experimentArms.weight,
+      running: counted('running'),
+      finished: counted('finished'),
+      truncated: counted('truncated'),
+      error: counted('error'),
+      turnCountMean: sql<
+        number | null
+      >`avg(${trajectories.turnCount}::double precision) filter (where ${ended})`,
+      latencyMsMean: sql<number | null>`avg(${trajectories.latencyMs}) filter (where ${ended})`,
+    })
+    .from(experimentArms)
+    .innerJoin(policyVersions, eq(policyVersions.id, experimentArms.policyVersionId))
+    .leftJoin(trajectories, and(eq(trajectories.experimentArmId, experimentArms.id), inSplit))
+    .where(eq(experimentArms.experimentId, query.experimentId))
+    .groupBy(experimentArms.id, policyVersions.adapterName)
+    .orderBy(asc(experimentArms.position), asc(experimentArms.name));
+
+  const reward = rewardExpressions[query.reward];
+  const rewardRows = await db
+    .select({ armId: trajectories.experimentArmId, reward })
+    .from(trajectories)
+    .innerJoin(experimentArms, eq(experimentArms.id, trajectories.experimentArmId))
+    .where(
+      and(
+        eq(experimentArms.experimentId, query.experimentId),
+        ne(trajectories.status, 'running'),
+        isNotNull(reward),
+        inSplit,
+      ),
+    )
+    .orderBy(asc(trajectories.startedAt), asc(trajectories.id));
+  const rewardsByArm = new Map<string, number[]>();
+  for (const row of rewardRows) {
+    if (row.armId === null || row.reward === null) continue;
+    const list = rewardsByArm.get(row.armId) ?? [];
+    list.push(Number(row.reward));
+    rewardsByArm.set(row.armId, list);
+  }
+  return arms.map((arm) => ({
+    ...arm,
+    turnCountMean: arm.turnCountMean === null ? null : Number(arm.turnCountMean),
+    latencyMsMean: arm.latencyMsMean === null ? null : Number(arm.latencyMsMean),
+    rewards: rewardsByArm.get(arm.armId) ?? [],
+  }));
+}

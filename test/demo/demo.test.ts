@@ -1,0 +1,99 @@
+// End to end: `edgerl demo --quick --json` as a real process in a temporary working directory. Checks
+// that the loop completes and that every kind of data it should leave is in the store; not the
+// learning result (that is `npm run bench:learn`).
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore } from '../../db/open-store.ts';
+import type { DemoSummary } from '../../cli/demo/summary.ts';
+
+const bin = resolve(import.meta.dirname, '../../bin/edgerl.js');
+let cwd: string;
+let code: number | null;
+let stdout = '';
+let stderr = '';
+
+beforeAll(async () => {
+  cwd = mkdtempSync(join(tmpdir(), 'edgerl-demo-'));
+  const child = spawn(process.execPath, [bin, 'demo', '--quick', '--json'], {
+    cwd,
+    env: { ...process.env, JUDGE_BASE_URL: '' },
+  });
+  child.stdout.on('data', (chunk) => {
+    stdout += String(chunk);
+  });
+  child.stderr.on('data', (chunk) => {
+    stderr += String(chunk);
+  });
+  [code] = (await once(child, 'exit')) as [number | null];
+}, 300_000);
+
+afterAll(() => {
+  if (cwd) rmSync(cwd, { recursive: true, force: true });
+});
+
+async function query(sql: string): Promise<unknown[][]> {
+  const store = await openStore({ dataDir: join(cwd, '.edgerl/demo/pgdata'), migrations: 'skip' });
+  try {
+    return (await store.sql.query(sql)).rows.map((row) => [...row]);
+  } finally {
+    await store.close();
+  }
+}
+
+describe('edgerl demo --quick --json', () => {
+  it('exits 0 and prints the summary as JSON', () => {
+    expect(code, stderr.slice(-2000)).toBe(0);
+    const summary = JSON.parse(stdout) as DemoSummary;
+    expect(summary.policy).toBe('demo');
+    expect(summary.startVersion).toBe('demo@1');
+    // --quick: 3 eval tasks per arm, each run once in each arm.
+    expect(summary.ab.arms.map((arm) => arm.arm)).toEqual(['start', 'final']);
+    for (const arm of summary.ab.arms) expect(arm.episodes + arm.errors).toBe(3);
+    expect(summary.ab.successTest.pValue).toBeGreaterThanOrEqual(0);
+    expect(summary.ab.successTest.pValue).toBeLessThanOrEqual(1);
+    expect(summary.rounds).toHaveLength(1);
+    expect(summary.queries).toHaveLength(3);
+    for (const phase of ['services', 'warmStart', 'rl', 'evaluate', 'report', 'total'])
+      expect(summary.seconds[phase as keyof DemoSummary['seconds']]).toBeGreaterThanOrEqual(0);
+  });
+
+  it('leaves groups, trajectories with token-exact turns, steps, versions and the experiment in the store', async () => {
+    // 1 round × 2 groups of 2 for training, then 3 eval tasks × 2 arms as groups of 1.
+    const [[groups, trajectories]] = (await query(
+      'select (select count(*) from rollout_groups), (select count(*) from trajectories)',
+    )) as [[number, number]];
+    expect(Number(groups)).toBe(2 + 6);
+    expect(Number(trajectories)).toBe(4 + 6);
+    const [[withIds]] = (await query(
+      `select count(*) from turns where role = 'assistant' and cardinality(completion_token_ids) > 0`,
+    )) as [[number]];
+    expect(Number(withIds)).toBeGreaterThan(0);
+    // One SFT step (8 demonstrations, batch 8) and whatever the GRPO cycle recorded.
+    const [[sftSteps]] = (await query(
+      `select count(*) from training_steps s join training_runs r on r.id = s.training_run_id where r.config->>'mode' = 'sft'`,
+    )) as [[number]];
+    expect(Number(sftSteps)).toBe(1);
+    const versions = await query(
+      `select v.version from policy_versions v where v.status = 'published' and v.version >= 1 order by 1`,
+    );
+    expect(versions[0]?.[0]).toBe(1);
+    const arms = await query(
+      `select a.name, count(t.id) from experiment_arms a left join trajectories t on t.experiment_arm_id = a.id group by a.name order by a.name`,
+    );
+    expect(arms.map(([name, n]) => [name, Number(n)])).toEqual([
+      ['final', 3],
+      ['start', 3],
+    ]);
+  });
+
+  it('writes a self-contained HTML report and the summary file', () => {
+    const html = readFileSync(join(cwd, '.edgerl/demo/report.html'), 'utf8');
+    expect(html).toContain('<table>');
+    expect(html).not.toMatch(/<script|https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
+    expect(existsSync(join(cwd, '.edgerl/demo/summary.json'))).toBe(true);
+  });
+});
