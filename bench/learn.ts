@@ -37,6 +37,10 @@ for (const arm of summary.ab.arms)
   lines.push(
     `  ${arm.arm.padEnd(5)} ${arm.adapterName.padEnd(9)} ${pct(arm.success.rate).padStart(6)} (${arm.success.successes}/${arm.episodes}, 95% CI ${pct(arm.success.ci[0])}–${pct(arm.success.ci[1])})`,
   );
+const c = summary.config;
+lines.push(
+  `  config: ${c.preset}, embedding std ${c.embeddingStd}, LoRA r ${c.loraRank} α ${2 * c.loraRank}; SFT ${c.sftDemonstrations} demos × ${c.sftEpochs} epochs / batch ${c.sftBatch} at lr ${c.sftLearningRate}; RL ${c.rounds} rounds × ${c.groupsPerRound} groups × ${c.groupSize} at lr ${c.rlLearningRate}; T ${c.temperature}`,
+);
 const t = summary.ab.successTest;
 lines.push(
   `  gain ${(100 * t.difference).toFixed(1)} points (95% CI ${(100 * t.ci[0]).toFixed(1)} to ${(100 * t.ci[1]).toFixed(1)}), p = ${t.pValue.toExponential(2)}; target ≥ 20 points with p < 0.05: ${t.difference >= 0.2 && t.pValue < 0.05 ? 'met' : 'NOT met'}`,

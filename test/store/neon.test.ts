@@ -39,11 +39,18 @@ describe.runIf(testServerUrl)('the Neon WebSocket driver', () => {
     const views = await store.sql.query(
       "select table_name from information_schema.views where table_schema = 'public' order by table_name",
     );
+    // The store's own four views plus the analysis views of the A/B migration (0004_analytics_views).
     expect(views.rows.flat()).toEqual([
+      'env_outcome_rates',
       'experiment_arm_stats',
       'group_summaries',
+      'judge_vs_verifier',
+      'reward_by_version_daily',
+      'token_usage_by_version',
+      'tool_error_rates',
       'trajectory_summaries',
       'turn_log',
+      'worst_trajectories',
     ]);
   });
 

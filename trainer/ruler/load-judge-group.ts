@@ -1,9 +1,9 @@
 // Reads a group from the trajectory store as RULER's input: each trajectory's turns as chat messages,
 // with its verifier reward. Trajectories that ended in an infrastructure `error` (store or policy
 // endpoint down: not the policy's doing, conventions §8) or are still running are left out and listed.
-import type { TurnRow } from '../../db/schema/turns.ts';
 import type { Store } from '../../db/store.ts';
-import type { ChatMessage, ToolSpec } from '../../protocol/chat.ts';
+import { turnToChatMessage } from '../../db/turn-to-chat-message.ts';
+import type { ToolSpec } from '../../protocol/chat.ts';
 import type { GroupStatus } from '../../protocol/statuses.ts';
 import type { StoredGroup } from './score-and-record.ts';
 
@@ -37,7 +37,7 @@ export async function loadJudgeGroup(
   return {
     group: {
       groupId,
-      trajectories: judged.map((t) => ({ id: t.id, messages: (t.turns ?? []).map(toChatMessage) })),
+      trajectories: judged.map((t) => ({ id: t.id, messages: (t.turns ?? []).map(turnToChatMessage) })),
       verifierRewards,
       ...(options.tools ? { tools: [...options.tools] } : {}),
       ...(options.rubric ? { rubric: options.rubric } : {}),
@@ -48,20 +48,4 @@ export async function loadJudgeGroup(
       .filter((t) => !judged.includes(t))
       .map((t) => ({ trajectoryId: t.id, status: t.turns?.length ? t.status : `${t.status}, no turns` })),
   };
-}
-
-export function toChatMessage(turn: TurnRow): ChatMessage {
-  switch (turn.role) {
-    case 'system':
-    case 'user':
-      return { role: turn.role, content: turn.content ?? '' };
-    case 'assistant':
-      return {
-        role: 'assistant',
-        content: turn.content,
-        ...(turn.toolCalls && turn.toolCalls.length > 0 ? { tool_calls: turn.toolCalls } : {}),
-      };
-    case 'tool':
-      return { role: 'tool', content: turn.content ?? '', tool_call_id: turn.toolCallId ?? '(missing)' };
-  }
 }

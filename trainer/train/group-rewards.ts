@@ -6,10 +6,10 @@
 // shows the reward each trajectory was trained with.
 import type { GroupWithTrajectories } from '../../db/store/get-group.ts';
 import type { Store } from '../../db/store.ts';
+import { turnToChatMessage } from '../../db/turn-to-chat-message.ts';
 import type { ToolSpec } from '../../protocol/chat.ts';
 import { assertNever } from '../../protocol/statuses.ts';
 import type { JudgeClient } from '../ruler/judge-client.ts';
-import { toChatMessage } from '../ruler/load-judge-group.ts';
 import type { RulerCache } from '../ruler/ruler-cache.ts';
 import type { RulerConfig } from '../ruler/ruler-config.ts';
 import { scoreAndRecordGroup } from '../ruler/score-and-record.ts';
@@ -119,7 +119,7 @@ async function judgedRewards(
       groupId: loaded.group.id,
       trajectories: usable.map((trajectory) => ({
         id: trajectory.id,
-        messages: (trajectory.turns ?? []).map(toChatMessage),
+        messages: (trajectory.turns ?? []).map(turnToChatMessage),
       })),
       verifierRewards,
       ...(deps.tools ? { tools: [...deps.tools] } : {}),

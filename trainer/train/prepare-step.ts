@@ -3,7 +3,7 @@
 // builds the token sequences of the groups that carry signal. Groups that cannot be trained in this
 // mode are set aside (handed back at the end of the cycle); groups whose episodes all failed are
 // marked `failed`. Leaves out the gradient step and everything after it.
-import { assertNever } from '../../protocol/statuses.ts';
+import { turnToChatMessage } from '../../db/turn-to-chat-message.ts';
 import { type GroupAdvantages, batchAdvantages } from '../grpo/advantages.ts';
 import type { GroupRecord } from '../grpo/step-metrics.ts';
 import { buildBatch, type BuiltBatch, type TrajectoryInput } from './build-batch.ts';
@@ -131,23 +131,13 @@ export async function prepareStep(
 /** A stored trajectory's turns as messages with their sampled ids and logprobs. */
 export function storedMessages(trajectory: TrajectoryRow): TrajectoryInput['messages'] {
   return (trajectory.turns ?? []).map((turn) => {
-    switch (turn.role) {
-      case 'system':
-      case 'user':
-        return { role: turn.role, content: turn.content ?? '' };
-      case 'tool':
-        return { role: 'tool', content: turn.content ?? '', tool_call_id: turn.toolCallId ?? '(missing)' };
-      case 'assistant':
-        return {
-          role: 'assistant',
-          content: turn.content,
-          ...(turn.toolCalls && turn.toolCalls.length > 0 ? { tool_calls: turn.toolCalls } : {}),
-          ...(turn.completionTokenIds ? { completionTokenIds: turn.completionTokenIds } : {}),
-          ...(turn.completionLogprobs ? { completionLogprobs: turn.completionLogprobs } : {}),
-        };
-      default:
-        return assertNever(turn.role, 'turn role');
-    }
+    const message = turnToChatMessage(turn);
+    if (message.role !== 'assistant') return message;
+    return {
+      ...message,
+      ...(turn.completionTokenIds ? { completionTokenIds: turn.completionTokenIds } : {}),
+      ...(turn.completionLogprobs ? { completionLogprobs: turn.completionLogprobs } : {}),
+    };
   });
 }
 
