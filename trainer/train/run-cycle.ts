@@ -42,16 +42,8 @@ export async function runCycle(session: TrainerSession): Promise<CycleReport> {
     if (released.length > 0)
       progress.line(`released ${released.length} group(s) an earlier run had claimed but not trained`);
 
-    if (session.pending) {
-      const pending = session.pending;
-      progress.line(
-        `finishing checkpoint ${pending.state.step} (written by an earlier run, not yet published)`,
-      );
-      const outcome = await finishCheckpoint(session, pending, keeper);
-      reportFinish(session, outcome);
-      if (outcome.kind !== 'discarded')
-        return { ...outcome, steps: pending.state.steps.length, resumed: true };
-    }
+    const resumed = await finishPendingCheckpoint(session, keeper);
+    if (resumed) return resumed;
 
     const steps: StepRecord[] = [];
     const consumed: string[] = [];
@@ -172,6 +164,27 @@ export async function runCycle(session: TrainerSession): Promise<CycleReport> {
 async function releaseSetAside(session: TrainerSession, groupIds: string[]): Promise<void> {
   if (groupIds.length === 0) return;
   await session.deps.store.releaseGroups({ owner: session.config.owner, groupIds });
+}
+
+/**
+ * Publishes the checkpoint an earlier run wrote but did not publish (it was killed in between), so
+ * its groups are not trained again. Undefined when there is none, or when it was discarded because
+ * its groups went to another trainer.
+ */
+export async function finishPendingCheckpoint(
+  session: TrainerSession,
+  keeper: LeaseKeeper,
+): Promise<CycleReport | undefined> {
+  const pending = session.pending;
+  if (!pending) return undefined;
+  session.deps.progress.line(
+    `finishing checkpoint ${pending.state.step} (written by an earlier run, not yet published)`,
+  );
+  const outcome = await finishCheckpoint(session, pending, keeper);
+  reportFinish(session, outcome);
+  return outcome.kind === 'discarded'
+    ? undefined
+    : { ...outcome, steps: pending.state.steps.length, resumed: true };
 }
 
 export function reportFinish(session: TrainerSession, outcome: FinishOutcome): void {

@@ -15,7 +15,7 @@ import { type StepRecord, writeCheckpoint } from './checkpoint.ts';
 import { finishCheckpoint } from './finish-checkpoint.ts';
 import { LeaseKeeper } from './lease-keeper.ts';
 import { storedMessages, trajectoryNotes } from './prepare-step.ts';
-import { type CycleReport, reportFinish } from './run-cycle.ts';
+import { type CycleReport, finishPendingCheckpoint, reportFinish } from './run-cycle.ts';
 import { formatStepLine, sftRecordMetrics } from './step-summary.ts';
 import { trainStep } from './train-step.ts';
 import type { TrainerSession } from './trainer-session.ts';
@@ -67,16 +67,8 @@ export async function runSft(session: TrainerSession): Promise<CycleReport> {
     leaseSeconds: config.leaseSeconds,
   });
   try {
-    if (session.pending) {
-      const pending = session.pending;
-      progress.line(
-        `finishing checkpoint ${pending.state.step} (written by an earlier run, not yet published)`,
-      );
-      const outcome = await finishCheckpoint(session, pending, keeper);
-      reportFinish(session, outcome);
-      if (outcome.kind !== 'discarded')
-        return { ...outcome, steps: pending.state.steps.length, resumed: true };
-    }
+    const resumed = await finishPendingCheckpoint(session, keeper);
+    if (resumed) return resumed;
     const inputs = await gatherData(session);
     const batch = buildBatch(session.tokenizer, inputs, {
       vocabSize: session.model.config.vocabSize,
