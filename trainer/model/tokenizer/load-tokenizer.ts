@@ -41,14 +41,23 @@ async function readJson(dir: string, name: string, required: boolean): Promise<u
 
 /** The tokenizer of the model directory `dir`. */
 export async function loadTokenizer(dir: string): Promise<ChatTokenizer> {
-  const [tokenizerJson, tokenizerConfig, generationConfig, chatTemplate] = await Promise.all([
+  const reads = await Promise.allSettled([
     readJson(dir, 'tokenizer.json', true),
     readJson(dir, 'tokenizer_config.json', true),
     readJson(dir, 'generation_config.json', false),
     readOptional(join(dir, 'chat_template.jinja')),
   ]);
+  // Report the first failing file in this fixed order, not whichever read happened to fail first.
+  const failed = reads.find((read) => read.status === 'rejected');
+  if (failed) throw failed.reason;
+  const [tokenizerJson, tokenizerConfig, generationConfig, chatTemplate] = reads.map((read) =>
+    read.status === 'fulfilled' ? read.value : undefined,
+  );
   try {
-    return createTokenizer(tokenizerJson, tokenizerConfig, { generationConfig, chatTemplate });
+    return createTokenizer(tokenizerJson, tokenizerConfig, {
+      generationConfig,
+      chatTemplate: chatTemplate as string | undefined, // readOptional yields text or undefined
+    });
   } catch (cause) {
     throw new Error(`tokenizer in ${dir}: ${(cause as Error).message}`, { cause });
   }
