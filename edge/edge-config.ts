@@ -21,7 +21,7 @@ export const edgeVariables = {
   INFERENCE_TOKEN_IDS: '"false" for endpoints that reject vLLM\'s return_token_ids (OpenAI); default true',
   INFERENCE_TIMEOUT_MS: 'one inference call, in ms; default 120000',
   EDGE_API_KEYS: 'comma-separated bearer keys clients must send to /v1',
-  DEFAULT_MODEL: 'the model requests get when they name no policy or experiment (optional)',
+  DEFAULT_MODEL: 'policy or model requests get when they name neither a policy nor an experiment (optional)',
   EPISODE_CONCURRENCY: 'Node: episodes running at once; default 8',
 } as const;
 

@@ -53,7 +53,8 @@ export interface DemoConfig {
 /**
  * Sizes for a 2-core CPU, after the learning probe (research notes): a 2-layer width-64 model went
  * 34% → 75% sampled success in 40 GRPO steps of 16 tasks × 8 episodes; chat-format episodes here are
- * ~347 tokens (68 of them the assistant's; about 10× the probe's), so groups and rounds are trimmed.
+ * ~200–300 tokens (about 60 of them the assistant's; ~10× the probe's), so groups and rounds are
+ * trimmed. Not enough yet: see the README's demo status.
  */
 export const demoDefaults = {
   seed: 1,
@@ -84,7 +85,7 @@ export const demoDefaults = {
   /** Measured (seed 1, load ≈ 4): 8 rounds at lr 1e-3 gave 2% → 4% held-out (p 0.41); 16 rounds at
    *  2e-3 gave 2% → 8% (p 0.054) in 312 s in all, rollout success rising to 11–38% in the last rounds. */
   rounds: 16,
-  /** Half the probe's 16 tasks per step: 64 episodes of ~347 tokens a round on 2 cores. */
+  /** Half the probe's 16 tasks per step: 64 episodes of ~200–300 tokens a round on 2 cores. */
   groupsPerRound: 8,
   /** Episodes per task, the probe's 8. */
   groupSize: 8,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AssistantMessage } from '../../protocol/chat.ts';
+import type { AssistantMessage, ChatMessage } from '../../protocol/chat.ts';
 import { InMemoryTrajectorySink } from '../episode/in-memory-trajectory-sink.ts';
 import { runEpisode } from '../episode/run-episode.ts';
 import { ScriptedPolicyClient } from '../policy/scripted-policy-client.ts';
@@ -22,11 +22,12 @@ describe('multi-hop tasks', () => {
   it('draws the same task from the same seed, valid and reachable in exactly its hop count', () => {
     expect(multiHop.sampleTask('train', 5)).toEqual(multiHop.sampleTask('train', 5));
     const tasks = [...multiHop.tasks('train', 100, 1), ...multiHop.tasks('eval', 100, 1)];
-    expect(new Set(tasks.map((task) => task.id)).size).toBeGreaterThan(190);
+    // 8·7·10 two-hop and 8·7·6·10 three-hop chains: 3,920 tasks, so 200 draws repeat a few (~16 here).
+    expect(new Set(tasks.map((task) => task.id)).size).toBeGreaterThan(170);
     for (const task of tasks) {
       expect(multiHop.taskSchema.safeParse(task).success).toBe(true);
       expect(walk(task)).toEqual({ hops: task.hops, value: task.answer });
-      expect(task.prompt).toBe(`Find the value of key ${task.start}.`);
+      expect(task.prompt).toBe(`Find the value of key "${task.start}".`);
     }
     const hopCounts = new Set(tasks.map((task) => task.hops));
     expect([...hopCounts].sort()).toEqual([2, 3]);
@@ -52,10 +53,36 @@ describe('multi-hop tasks', () => {
 
   it('answers unknown keys with nothing and known ones as next/value', () => {
     const table = { ab: 'cd', cd: '4' };
-    expect(lookupResult(table, 'ab')).toBe('next cd');
+    expect(lookupResult(table, 'ab')).toBe('next "cd"');
     expect(lookupResult(table, 'cd')).toBe('value 4');
     expect(lookupResult(table, 'zz')).toBeUndefined();
     expect(lookupResult(table, 'toString')).toBeUndefined();
+  });
+});
+
+describe('the verifier', () => {
+  const task = multiHop.sampleTask('train', 9);
+  const wrong = String((Number(task.answer) + 1) % 10);
+  const verify = (messages: ChatMessage[], finalAnswer: string | null) =>
+    multiHop.verify?.(
+      { task, messages, finalAnswer, status: 'finished' },
+      { signal: new AbortController().signal },
+    );
+
+  it('rewards the right digit only when a lookup returned it', async () => {
+    const followed = solve(task);
+    expect(await verify(followed, task.answer)).toEqual({ reward: 1, detail: 'correct' });
+    expect(await verify(followed, wrong)).toEqual({
+      reward: 0,
+      detail: `answered ${wrong}, expected ${task.answer}`,
+    });
+    const guessed: ChatMessage[] = [...followed.slice(0, 2), { role: 'assistant', content: task.answer }];
+    expect(await verify(guessed, task.answer)).toEqual({
+      reward: 0,
+      detail: `answered ${task.answer} without a lookup returning it (a guess)`,
+    });
+    expect(await verify(followed, 'seven')).toMatchObject({ reward: 0 });
+    expect(await verify(followed, null)).toMatchObject({ reward: 0, detail: 'no final answer' });
   });
 });
 

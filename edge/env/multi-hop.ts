@@ -9,9 +9,16 @@ import { randomInt, seededRandom, shuffled } from './seeded-random.ts';
 import { splitOf } from './split-of.ts';
 import { defineTool, type ToolContext } from './tool.ts';
 
-const keyPattern = /^[a-z]{2}$/;
+/**
+ * Keys are single letters from a–h, as in the learning probe's task (8 letter keys). Measured on the
+ * warm start (tiny model, 200 SFT steps of 8): with two-letter keys from a–z the model learned the
+ * call format but never copied a key (key-letter accuracy flat at chance); with one letter from a–h it
+ * began to (key accuracy rising from step 100 on short episodes).
+ */
+const keyAlphabet = 'abcdefgh';
+/** What a task given through the API may use: one or two lowercase letters (sampled tasks use one). */
+const keyPattern = /^[a-z]{1,2}$/;
 const valuePattern = /^[0-9]$/;
-const letters = 'abcdefghijklmnopqrstuvwxyz';
 /** One task in five is held out for evaluation. */
 const evalFraction = 0.2;
 /** Table entries besides the chain; they only matter when the model looks up a key it was not given. */
@@ -33,11 +40,17 @@ export const multiHopTaskSchema = z.object({
 });
 export type MultiHopTask = z.infer<typeof multiHopTaskSchema>;
 
-/** The tool's observation for a key: `next <key>` or `value <digit>`, or undefined for an unknown key. */
+/**
+ * The tool's observation for a key: `next "<key>"` or `value <digit>`, or undefined for an unknown key.
+ * Keys are quoted here and in the prompt because the call writes them quoted (`{"key": "dg"}`): with
+ * Qwen2's pre-tokenizer a quoted key splits into the same tokens in all three places ("d" "g"), where
+ * a bare one after a space does not (" d" "g"), and a tiny model then has to learn to copy between
+ * different tokens.
+ */
 export function lookupResult(table: Readonly<Record<string, string>>, key: string): string | undefined {
   const entry = Object.hasOwn(table, key) ? table[key] : undefined;
   if (entry === undefined) return undefined;
-  return valuePattern.test(entry) ? `value ${entry}` : `next ${entry}`;
+  return valuePattern.test(entry) ? `value ${entry}` : `next "${entry}"`;
 }
 
 const lookup = defineTool({
@@ -57,9 +70,8 @@ function draw(seed: number): Omit<MultiHopTask, 'split'> {
   const random = seededRandom(seed);
   const hops = 2 + randomInt(random, 2);
   const keys = new Set<string>();
-  while (keys.size < hops + distractorCount) {
-    keys.add(`${letters[randomInt(random, 26)]}${letters[randomInt(random, 26)]}`);
-  }
+  while (keys.size < hops + distractorCount)
+    keys.add(keyAlphabet[randomInt(random, keyAlphabet.length)] as string);
   const [start, ...rest] = [...keys] as [string, ...string[]];
   const chain = [start, ...rest.slice(0, hops - 1)];
   const distractors = rest.slice(hops - 1);
@@ -68,7 +80,7 @@ function draw(seed: number): Omit<MultiHopTask, 'split'> {
   for (const key of distractors) entries.push([key, String(randomInt(random, 10))]);
   return {
     id: `mh:${chain.join('>')}=${answer}`,
-    prompt: `Find the value of key ${start}.`,
+    prompt: `Find the value of key "${start}".`,
     start,
     table: Object.fromEntries(shuffled(entries, random)),
     answer,
@@ -89,17 +101,32 @@ export function parseMultiHopAnswer(text: string): string | undefined {
   return /^(?:answer:?\s*|value\s+)?([0-9])\.?$/i.exec(text.trim())?.[1];
 }
 
-function verify({ task, finalAnswer }: { task: MultiHopTask; finalAnswer: string | null }): VerifierResult {
+/**
+ * 1 for the right digit, but only when a lookup returned it: a guessed digit is right one time in ten,
+ * and RL found that cheaper than following the keys (measured: one GRPO update after the warm start
+ * turned a policy that called lookup into one that answered at once, 0 lookups in 995 episodes).
+ */
+function verify({
+  task,
+  messages,
+  finalAnswer,
+}: {
+  task: MultiHopTask;
+  messages: readonly ChatMessage[];
+  finalAnswer: string | null;
+}): VerifierResult {
   if (finalAnswer === null) return { reward: 0, detail: 'no final answer' };
   const given = parseMultiHopAnswer(finalAnswer);
   if (given === undefined) return { reward: 0, detail: 'the final answer is not a single digit' };
-  return given === task.answer
+  if (given !== task.answer) return { reward: 0, detail: `answered ${given}, expected ${task.answer}` };
+  const looked = messages.some((message) => message.role === 'tool' && message.content === `value ${given}`);
+  return looked
     ? { reward: 1, detail: 'correct' }
-    : { reward: 0, detail: `answered ${given}, expected ${task.answer}` };
+    : { reward: 0, detail: `answered ${given} without a lookup returning it (a guess)` };
 }
 
 export const multiHopSystemPrompt =
-  'Follow keys with lookup. "next K" means look up K; "value V" means reply with just V.';
+  'Follow the keys with lookup: next "K" means look up K; value V means reply with just V.';
 
 export const multiHop = defineEnvironment<MultiHopTask>({
   name: 'multi-hop',
@@ -135,12 +162,12 @@ export function solve(task: MultiHopTask): ChatMessage[] {
       ],
     };
     messages.push(call, { role: 'tool', tool_call_id: id, content: result });
-    const [kind, next] = result.split(' ') as [string, string];
-    if (kind === 'value') {
-      messages.push({ role: 'assistant', content: next });
+    const entry = task.table[key] as string;
+    if (valuePattern.test(entry)) {
+      messages.push({ role: 'assistant', content: entry });
       return messages;
     }
-    key = next;
+    key = entry;
   }
   throw new Error(`task ${task.id}: no value within ${task.hops} hops`);
 }

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../protocol/chat.ts';
 import { type MultiHopTask, multiHop, multiHopSystemPrompt } from '../env/multi-hop.ts';
-import { ScriptedPolicyClient, textReply } from '../policy/scripted-policy-client.ts';
+import { ScriptedPolicyClient, textReply, toolCallReply } from '../policy/scripted-policy-client.ts';
 import { InMemoryTrajectorySink } from './in-memory-trajectory-sink.ts';
 import { runEpisode } from './run-episode.ts';
 
@@ -54,9 +54,12 @@ describe('runEpisode with resume', () => {
     const policy = new ScriptedPolicyClient([
       (request) => {
         // The policy sees the stored history plus the tool result the resumed run wrote.
-        expect(request.messages.slice(3)).toEqual([{ role: 'tool', content: 'next cd', tool_call_id: 'c1' }]);
-        return textReply('7');
+        expect(request.messages.slice(3)).toEqual([
+          { role: 'tool', content: 'next "cd"', tool_call_id: 'c1' },
+        ]);
+        return toolCallReply([{ name: 'lookup', arguments: { key: 'cd' }, id: 'c2' }]);
       },
+      textReply('7'),
     ]);
     const result = await runEpisode({
       environment: multiHop,
@@ -68,13 +71,15 @@ describe('runEpisode with resume', () => {
       resume: { messages: stored, lastFinishReason: 'tool_calls' },
     });
     policy.assertDone();
-    expect(result).toMatchObject({ status: 'finished', reward: 1, turns: 5 });
+    expect(result).toMatchObject({ status: 'finished', reward: 1, turns: 7 });
     expect(sink.turns.map((turn) => [turn.index, turn.role, turn.content])).toEqual([
       [0, 'system', multiHopSystemPrompt],
       [1, 'user', task.prompt],
       [2, 'assistant', null],
-      [3, 'tool', 'next cd'],
-      [4, 'assistant', '7'],
+      [3, 'tool', 'next "cd"'],
+      [4, 'assistant', null],
+      [5, 'tool', 'value 7'],
+      [6, 'assistant', '7'],
     ]);
   });
 
@@ -82,7 +87,9 @@ describe('runEpisode with resume', () => {
     const stored = [
       ...opening,
       lookup('c1', 'ab'),
-      { role: 'tool' as const, content: 'next cd', tool_call_id: 'c1' },
+      { role: 'tool' as const, content: 'next "cd"', tool_call_id: 'c1' },
+      lookup('c2', 'cd'),
+      { role: 'tool' as const, content: 'value 7', tool_call_id: 'c2' },
       { role: 'assistant' as const, content: '7' },
     ];
     const sink = await sinkWith(stored);
@@ -97,7 +104,7 @@ describe('runEpisode with resume', () => {
       resume: { messages: stored, lastFinishReason: 'stop' },
     });
     policy.assertDone();
-    expect(result).toMatchObject({ status: 'finished', reward: 1, turns: 5 });
+    expect(result).toMatchObject({ status: 'finished', reward: 1, turns: 7 });
     expect(sink.end).toMatchObject({ status: 'finished', verifierReward: 1 });
   });
 

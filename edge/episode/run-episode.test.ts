@@ -79,7 +79,7 @@ describe('runEpisode on multi-hop', () => {
     expect(turns.map((turn) => turn.index)).toEqual([0, 1, 2, 3, 4, 5, 6]);
     expect(turns[1]?.content).toBe(task.prompt);
     // The model's id is kept; the second call had none, so the loop named it after its turn index (4).
-    expect(turns[3]).toMatchObject({ toolCallId: 'c1', content: 'next cd' });
+    expect(turns[3]).toMatchObject({ toolCallId: 'c1', content: 'next "cd"' });
     expect(turns[4]?.toolCalls?.[0]?.id).toBe('call_4_1');
     expect(turns[5]).toMatchObject({ toolCallId: 'call_4_1', content: 'value 7' });
     expect(turns[5]?.toolError).toBeUndefined();

@@ -1,7 +1,8 @@
 // Policy routing: which served model (adapter name) a rollout or a proxied conversation uses, and
 // which policy version and experiment arm that records on the trajectory. A request names a policy
 // (a version's adapter name such as `agent@7`, or a policy name meaning its default version), or an
-// experiment (by name or id) whose arms split traffic by weight, or neither (the edge's default model).
+// experiment (by name or id) whose arms split traffic by weight, or neither (the edge's default model,
+// itself a policy or version name when the store knows it, else a served model name).
 import type { Store } from '../../db/store.ts';
 import { getPolicyVersion } from '../../db/store/get-policy-version.ts';
 import { invalidField } from '../http/api-error.ts';
@@ -50,6 +51,11 @@ export async function resolveRoute(
   if (!defaultModel) {
     throw invalidField('policy', 'required: this edge has no default model (set DEFAULT_MODEL)');
   }
+  // DEFAULT_MODEL may name a policy: then requests follow its promoted default version (and record
+  // it), so `edgerl ab promote` takes effect without redeploying. Otherwise it is a served model as is.
+  const version = await store.resolvePolicyVersion(defaultModel);
+  if (version && version.status !== 'retired')
+    return { model: version.adapterName, policyVersionId: version.id };
   return { model: defaultModel };
 }
 

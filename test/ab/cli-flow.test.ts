@@ -231,6 +231,13 @@ describe('an experiment from creation to promotion and rollback', () => {
       expect((await resolveRoute(store, { policy: 'agent', stickinessKey: 'k' }, undefined)).model).toBe(
         'agent@2',
       );
+      // So does one naming nothing on an edge whose DEFAULT_MODEL is the policy; an unknown default
+      // model name is passed through as a served model, with no version recorded.
+      const promoted = await resolveRoute(store, { stickinessKey: 'k' }, 'agent');
+      expect(promoted).toEqual({ model: 'agent@2', policyVersionId: expect.any(String) });
+      expect(await resolveRoute(store, { stickinessKey: 'k' }, 'base-model')).toEqual({
+        model: 'base-model',
+      });
       await expect(
         resolveRoute(store, { experiment: 'checkout', stickinessKey: 'k' }, undefined),
       ).rejects.toThrow(/checkout is stopped; it takes no traffic/);
@@ -238,6 +245,9 @@ describe('an experiment from creation to promotion and rollback', () => {
 
     const rollback = await run(['ab', 'rollback', 'agent']);
     expect(rollback.out).toBe('agent: default version is now agent@0 again (rolled back from agent@2)\n');
+    await withStore(async (store) => {
+      expect((await resolveRoute(store, { stickinessKey: 'k' }, 'agent')).model).toBe('agent@0');
+    });
     const again = await run(['ab', 'rollback', 'agent']);
     expect(again).toMatchObject({
       code: 1,

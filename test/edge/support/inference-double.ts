@@ -52,11 +52,11 @@ function textOf(content: Message['content']): string {
 export function multiHopMove(messages: readonly Message[]): { text: string } | { lookup: string } {
   const last = messages.at(-1);
   if (last?.role === 'user') {
-    const key = /key ([a-z]{2})\b/.exec(textOf(last.content))?.[1];
+    const key = /key "?([a-z]{1,2})\b/.exec(textOf(last.content))?.[1];
     return key ? { lookup: key } : { text: 'I do not know.' };
   }
   if (last?.role === 'tool') {
-    const result = /^(next|value) (\S+)$/.exec(textOf(last.content).trim());
+    const result = /^(next|value) "?([^"\s]+)"?$/.exec(textOf(last.content).trim());
     if (result?.[1] === 'next') return { lookup: result[2] as string };
     if (result?.[1] === 'value') return { text: result[2] as string };
     return { text: '0' };
