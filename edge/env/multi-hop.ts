@@ -10,10 +10,9 @@ import { splitOf } from './split-of.ts';
 import { defineTool, type ToolContext } from './tool.ts';
 
 /**
- * Keys are single letters from a–h, as in the learning probe's task (8 letter keys). Measured on the
- * warm start (tiny model, 200 SFT steps of 8): with two-letter keys from a–z the model learned the
- * call format but never copied a key (key-letter accuracy flat at chance); with one letter from a–h it
- * began to (key accuracy rising from step 100 on short episodes).
+ * Keys are single letters from a–h, as in the learning probe's task (8 letter keys): one token to
+ * copy per hop, from 8 rather than 676. With two-letter keys from a–z, key-token accuracy after every
+ * warm start we measured stayed at chance.
  */
 const keyAlphabet = 'abcdefgh';
 /** What a task given through the API may use: one or two lowercase letters (sampled tasks use one). */
@@ -125,8 +124,7 @@ function verify({
     : { reward: 0, detail: `answered ${given} without a lookup returning it (a guess)` };
 }
 
-export const multiHopSystemPrompt =
-  'Follow the keys with lookup: next "K" means look up K; value V means reply with just V.';
+export const multiHopSystemPrompt = 'Follow the keys with lookup; reply with the value.';
 
 export const multiHop = defineEnvironment<MultiHopTask>({
   name: 'multi-hop',

@@ -14,6 +14,8 @@ export interface InitModelOptions {
   readonly dtype: SafetensorsDtype;
   /** See `RandomWeightOptions.embeddingStd`; default: the config's initializer range. */
   readonly embeddingStd?: number;
+  /** Words to give single tokens beyond the default vocabulary (`TinyTokenizerOptions.extraPieces`). */
+  readonly extraPieces?: readonly string[];
 }
 
 const torchDtypes = { F32: 'float32', BF16: 'bfloat16', F16: 'float16' } as const satisfies Record<
@@ -26,7 +28,7 @@ export async function initModelDir(
   dir: string,
   options: InitModelOptions,
 ): Promise<{ files: string[]; parameters: number }> {
-  const tokenizer = tinyTokenizerFiles();
+  const tokenizer = tinyTokenizerFiles(options.extraPieces ? { extraPieces: options.extraPieces } : {});
   const eosTokenIds = [...tokenizer.eosTokenIds];
   const config = presetConfig(options.preset, options.architecture, {
     vocabSize: tokenizer.vocabSize,

@@ -7,8 +7,11 @@
 // an assistant message renders as exactly that prompt + its text + `<|im_end|>\n`, so the prompt
 // the model was sampled from is always a prefix of the rendered conversation; tool calls render as
 // `<tool_call>\n{"name": …, "arguments": …}\n</tool_call>`, so well-formed sampled calls re-render to
-// the same tokens. Unlike Qwen's, the tools block carries no instructions on the call format (about 60
-// tokens on every episode): a tiny model learns the format from demonstrations, not by reading.
+// the same tokens. Unlike Qwen's, tools are listed as bare signatures (`Tools: lookup(key)`), with no
+// JSON schemas, descriptions or instructions on the call format: a random tiny model cannot read them
+// (it learns the format from demonstrations), and on a CPU every prompt token is paid for in every
+// training sequence. Measured on a three-hop demo episode: 370 tokens with a Qwen-style tools block,
+// 219 with signatures (and a shorter system prompt), 163 with the demo's extra vocabulary pieces too.
 
 export const tinyChatTemplate = [
   "{%- set has_system = messages | length > 0 and messages[0].role == 'system' %}",
@@ -16,12 +19,18 @@ export const tinyChatTemplate = [
   "  {{- '<|im_start|>system\\n' }}",
   '  {%- if has_system %}{{- messages[0].content }}{%- endif %}',
   '  {%- if tools %}',
-  "    {%- if has_system %}{{- '\\n\\n' }}{%- endif %}",
-  "    {{- '<tools>' }}",
+  "    {%- if has_system %}{{- '\\n' }}{%- endif %}",
+  "    {{- 'Tools:' }}",
   '    {%- for tool in tools %}',
-  "      {{- '\\n' + ((tool.function if tool.function is defined else tool) | tojson) }}",
+  '      {%- set fn = tool.function if tool.function is defined else tool %}',
+  "      {{- ' ' + fn.name + '(' }}",
+  '      {%- if fn.parameters is defined and fn.parameters.properties is defined %}',
+  '        {%- for name, spec in fn.parameters.properties.items() %}',
+  "          {%- if not loop.first %}{{- ', ' }}{%- endif %}{{- name }}",
+  '        {%- endfor %}',
+  '      {%- endif %}',
+  "      {{- ')' }}",
   '    {%- endfor %}',
-  "    {{- '\\n</tools>' }}",
   '  {%- endif %}',
   "  {{- '<|im_end|>\\n' }}",
   '{%- endif %}',

@@ -219,15 +219,12 @@ describe('tiny chat template', () => {
   ];
 
   it('renders tools, a tool call and a tool result', () => {
-    // Written from the template: tools block after the system text; the call's arguments parsed
+    // Written from the template: tool signatures after the system text; the call's arguments parsed
     // from '{"city":"Paris"}' and printed by tojson with ", " / ": " separators.
     const expected = [
       '<|im_start|>system',
       'Be brief.',
-      '',
-      '<tools>',
-      '{"name": "get_weather", "description": "Weather for a city", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}',
-      '</tools><|im_end|>',
+      'Tools: get_weather(city)<|im_end|>',
       '<|im_start|>user',
       'Weather in Paris?<|im_end|>',
       '<|im_start|>assistant',
