@@ -39,6 +39,9 @@ export const multiHopTaskSchema = z.object({
 });
 export type MultiHopTask = z.infer<typeof multiHopTaskSchema>;
 
+/** The observation that reveals a value: what the verifier looks for to tell a lookup from a guess. */
+const valueObservation = (digit: string) => `value ${digit}`;
+
 /**
  * The tool's observation for a key: `next "<key>"` or `value <digit>`, or undefined for an unknown key.
  * Keys are quoted here and in the prompt because the call writes them quoted (`{"key": "dg"}`): with
@@ -49,8 +52,9 @@ export type MultiHopTask = z.infer<typeof multiHopTaskSchema>;
 export function lookupResult(table: Readonly<Record<string, string>>, key: string): string | undefined {
   const entry = Object.hasOwn(table, key) ? table[key] : undefined;
   if (entry === undefined) return undefined;
-  return valuePattern.test(entry) ? `value ${entry}` : `next "${entry}"`;
+  return valuePattern.test(entry) ? valueObservation(entry) : `next "${entry}"`;
 }
+
 
 const lookup = defineTool({
   name: 'lookup',
@@ -118,7 +122,9 @@ function verify({
   const given = parseMultiHopAnswer(finalAnswer);
   if (given === undefined) return { reward: 0, detail: 'the final answer is not a single digit' };
   if (given !== task.answer) return { reward: 0, detail: `answered ${given}, expected ${task.answer}` };
-  const looked = messages.some((message) => message.role === 'tool' && message.content === `value ${given}`);
+  const looked = messages.some(
+    (message) => message.role === 'tool' && message.content === valueObservation(given),
+  );
   return looked
     ? { reward: 1, detail: 'correct' }
     : { reward: 0, detail: `answered ${given} without a lookup returning it (a guess)` };
