@@ -55,7 +55,6 @@ export function lookupResult(table: Readonly<Record<string, string>>, key: strin
   return valuePattern.test(entry) ? valueObservation(entry) : `next "${entry}"`;
 }
 
-
 const lookup = defineTool({
   name: 'lookup',
   description: 'Look up a key.',
