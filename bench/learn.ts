@@ -39,7 +39,7 @@ for (const arm of summary.ab.arms)
   );
 const c = summary.config;
 lines.push(
-  `  config: ${c.preset}, embedding std ${c.embeddingStd}, LoRA r ${c.loraRank} α ${2 * c.loraRank}; SFT ${c.sftDemonstrations} demos × ${c.sftEpochs} epochs / batch ${c.sftBatch} at lr ${c.sftLearningRate}; RL ${c.rounds} rounds × ${c.groupsPerRound} groups × ${c.groupSize} at lr ${c.rlLearningRate}; T ${c.temperature}`,
+  `  config: ${c.preset}, embedding std ${c.embeddingStd}, LoRA r ${c.loraRank} α ${2 * c.loraRank} A ${c.loraInitA}${c.loraTrainA ? '' : ' (frozen)'}; SFT ${c.sftDemonstrations} demos (give-up rate ${c.demonstrationGiveUpRate}) × ${c.sftEpochs} epochs / batch ${c.sftBatch} at lr ${c.sftLearningRate}; RL ${c.rounds} rounds × ${c.groupsPerRound} groups × ${c.groupSize} at lr ${c.rlLearningRate}; T ${c.temperature}`,
 );
 const t = summary.ab.successTest;
 lines.push(

@@ -33,7 +33,10 @@ Options:
   --preset NAME          tiny | small (default ${d.preset})
   --embedding-std X      std of the random model's token embedding (default ${d.embeddingStd})
   --lora-rank N          LoRA rank on every projection, alpha = 2·rank (default ${d.loraRank})
+  --lora-init-a NAME     orthogonal | kaiming-uniform (default ${d.loraInitA})
+  --lora-train-a         train LoRA's A too (default: A frozen, B alone trains)
   --sft-demos N          scripted demonstrations for the warm start (default ${d.sftDemonstrations})
+  --give-up-rate X       how often a demonstration quits at once (answers ?) (default ${d.demonstrationGiveUpRate})
   --sft-epochs N         passes over them (default ${d.sftEpochs})
   --sft-batch N          sequences per SFT step (default ${d.sftBatch})
   --sft-lr X             SFT learning rate (default ${d.sftLearningRate})
@@ -56,7 +59,10 @@ Options:
     preset: { type: 'string' },
     'embedding-std': { type: 'string' },
     'lora-rank': { type: 'string' },
+    'lora-init-a': { type: 'string' },
+    'lora-train-a': { type: 'boolean' },
     'sft-demos': { type: 'string' },
+    'give-up-rate': { type: 'string' },
     'sft-epochs': { type: 'string' },
     'sft-batch': { type: 'string' },
     'sft-lr': { type: 'string' },
@@ -115,7 +121,10 @@ function parseConfig(values: Parameters<typeof stringFlag>[0]): DemoConfig {
     preset,
     embeddingStd: num('embedding-std'),
     loraRank: int('lora-rank'),
+    loraInitA: stringFlag(values, 'lora-init-a') as DemoConfig['loraInitA'] | undefined,
+    loraTrainA: values['lora-train-a'] === true ? true : undefined,
     sftDemonstrations: int('sft-demos'),
+    demonstrationGiveUpRate: num('give-up-rate'),
     sftEpochs: int('sft-epochs'),
     sftBatch: int('sft-batch'),
     sftLearningRate: num('sft-lr'),

@@ -71,6 +71,9 @@ Loss and optimiser (defaults: README "Trainer"):
 LoRA:
   --lora-rank N --lora-alpha X   (default 8 and 8)
   --lora-targets LIST        comma-separated projections (default all: ${projections.join(',')})
+  --lora-init-a NAME         kaiming-uniform (PEFT's, default) | orthogonal (for a new adapter)
+  --lora-freeze-a            train B only (LoRA-FA); with orthogonal A and rank = hidden size this is
+                             full fine-tuning of each projection in a rotated basis
 Leases and checkpoints:
   --lease-seconds N          lease on claimed groups (default 600, renewed while training)
   --owner NAME               lease owner (default <host>:<output dir>, stable across restarts)
@@ -122,6 +125,8 @@ SFT (--sft: next-token loss on assistant tokens, the warm start before RL):
     'lora-rank': { type: 'string' },
     'lora-alpha': { type: 'string' },
     'lora-targets': { type: 'string' },
+    'lora-init-a': { type: 'string' },
+    'lora-freeze-a': { type: 'boolean' },
     'lease-seconds': { type: 'string' },
     owner: { type: 'string' },
     seed: { type: 'string' },
@@ -229,6 +234,8 @@ function buildConfig(values: CommandInput['values'], env: NodeJS.ProcessEnv): Tr
       r: int('lora-rank'),
       alpha: num('lora-alpha'),
       ...withValue(stringFlag(values, 'lora-targets'), (list) => ({ targets: parseTargets(list) })),
+      initA: stringFlag(values, 'lora-init-a') as TrainConfig['lora']['initA'] | undefined,
+      freezeA: values['lora-freeze-a'] === true ? true : undefined,
     },
     groupsPerStep: int('groups-per-step'),
     stepsPerCycle: int('steps-per-cycle'),

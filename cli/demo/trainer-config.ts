@@ -31,7 +31,12 @@ export function demoTrainConfig(
     // Weight decay off in both phases: it pulls the adapter back towards the random base, and the
     // runs are short (hypothesis list of the tuning issue; SFT recipes commonly use 0).
     loss: { learningRate: config.rlLearningRate, weightDecay: 0 },
-    lora: { r: config.loraRank, alpha: 2 * config.loraRank },
+    lora: {
+      r: config.loraRank,
+      alpha: 2 * config.loraRank,
+      initA: config.loraInitA,
+      freezeA: !config.loraTrainA,
+    },
     sft: {
       demonstrationsFile: paths.demonstrations,
       env: demoEnvironment,

@@ -5,6 +5,7 @@ import { writeFile } from 'node:fs/promises';
 import type { Store } from '../../db/store.ts';
 import { getEnvironment } from '../../edge/env/environments.ts';
 import { type MultiHopTask, sampleMultiHopTask, solve } from '../../edge/env/multi-hop.ts';
+import { seededRandom } from '../../edge/env/seeded-random.ts';
 import type { Progress } from '../../trainer/train/progress.ts';
 import { runSft } from '../../trainer/train/sft.ts';
 import { TrainerSession } from '../../trainer/train/trainer-session.ts';
@@ -21,13 +22,17 @@ export interface WarmStartResult {
 /** Demonstration tasks use seeds from here up, apart from the RL rounds' and eval's. */
 const demonstrationSeedBase = 1_000_000;
 
-/** JSONL lines of `{messages, tools}` for `count` training tasks, from the environment's scripted solver. */
-export function demonstrationLines(count: number, seed: number): string[] {
+/**
+ * JSONL lines of `{messages, tools}` for `count` training tasks, from the environment's scripted
+ * solver, which gives up at once (answers `?`) on `giveUpRate` of them (seeded with the tasks).
+ */
+export function demonstrationLines(count: number, seed: number, giveUpRate: number): string[] {
   const tools = getEnvironment(demoEnvironment).tools.map((tool) => tool.spec);
+  const random = seededRandom(demonstrationSeedBase + seed);
   const lines: string[] = [];
   for (let i = 0; i < count; i++) {
     const task: MultiHopTask = sampleMultiHopTask('train', demonstrationSeedBase + seed * 10_007 + i);
-    lines.push(JSON.stringify({ messages: solve(task), tools }));
+    lines.push(JSON.stringify({ messages: solve(task, { rate: giveUpRate, random }), tools }));
   }
   return lines;
 }
@@ -45,7 +50,7 @@ export async function warmStart(
   }
   await writeFile(
     paths.demonstrations,
-    `${demonstrationLines(config.sftDemonstrations, config.seed).join('\n')}\n`,
+    `${demonstrationLines(config.sftDemonstrations, config.seed, config.demonstrationGiveUpRate).join('\n')}\n`,
   );
   const session = await TrainerSession.open(demoTrainConfig('sft', config, paths, deps.inferenceUrl, false), {
     store: deps.store,

@@ -4,7 +4,15 @@ import { InMemoryTrajectorySink } from '../episode/in-memory-trajectory-sink.ts'
 import { runEpisode } from '../episode/run-episode.ts';
 import { ScriptedPolicyClient } from '../policy/scripted-policy-client.ts';
 import { hashString } from './hash-string.ts';
-import { lookupResult, type MultiHopTask, multiHop, parseMultiHopAnswer, solve } from './multi-hop.ts';
+import { seededRandom } from './seeded-random.ts';
+import {
+  giveUpAnswer,
+  lookupResult,
+  type MultiHopTask,
+  multiHop,
+  parseMultiHopAnswer,
+  solve,
+} from './multi-hop.ts';
 
 /** Follows the table from the start key, independently of the tool and the solver. */
 function walk(task: MultiHopTask): { hops: number; value: string } {
@@ -45,16 +53,16 @@ describe('multi-hop tasks', () => {
   });
 
   it('accepts the bare value and common wrappings, nothing else', () => {
-    for (const text of ['7', ' 7\n', 'ANSWER: 7', 'answer 7', 'value 7', '7.'])
+    for (const text of ['7', ' 7\n', 'ANSWER: 7', 'answer 7', 'value 7', 'value "7"', '7.'])
       expect(parseMultiHopAnswer(text)).toBe('7');
-    for (const text of ['77', 'the answer is 7', '', 'seven'])
+    for (const text of ['77', 'the answer is 7', '', 'seven', '"7', 'value "77"'])
       expect(parseMultiHopAnswer(text)).toBeUndefined();
   });
 
   it('answers unknown keys with nothing and known ones as next/value', () => {
     const table = { ab: 'cd', cd: '4' };
     expect(lookupResult(table, 'ab')).toBe('next "cd"');
-    expect(lookupResult(table, 'cd')).toBe('value 4');
+    expect(lookupResult(table, 'cd')).toBe('value "4"');
     expect(lookupResult(table, 'zz')).toBeUndefined();
     expect(lookupResult(table, 'toString')).toBeUndefined();
   });
@@ -106,5 +114,40 @@ describe('solve', () => {
       expect(result).toMatchObject({ status: 'finished', reward: 1 });
       expect(result.messages).toEqual(demo);
     }
+  });
+
+  it('gives up at about the asked rate, at once: a demonstration answers ? before any lookup, and scores 0', async () => {
+    const random = seededRandom(9);
+    const tasks = multiHop.tasks('train', 400, 4);
+    let quits = 0;
+    for (const task of tasks) {
+      const demo = solve(task, { rate: 0.3, random });
+      const replies = demo.filter((message): message is AssistantMessage => message.role === 'assistant');
+      if (replies.length > 1) {
+        expect(demo).toEqual(solve(task));
+        continue;
+      }
+      quits++;
+      expect(demo).toEqual([...solve(task).slice(0, 2), { role: 'assistant', content: giveUpAnswer }]);
+      const policy = new ScriptedPolicyClient(
+        replies.map((message) => ({ message, finishReason: 'stop', servedBy: 'solver', latencyMs: 0 })),
+      );
+      const result = await runEpisode({
+        environment: multiHop,
+        task,
+        policy,
+        sink: new InMemoryTrajectorySink(),
+        model: 'solver',
+      });
+      expect(result.messages).toEqual(demo);
+      expect(result).toMatchObject({ status: 'finished', reward: 0 });
+    }
+    // 400 tasks: ~120 quits expected (binomial sd ≈ 9).
+    expect(quits / tasks.length).toBeGreaterThan(0.24);
+    expect(quits / tasks.length).toBeLessThan(0.36);
+    expect(solve(tasks[0] as MultiHopTask, { rate: 0, random })).toEqual(solve(tasks[0] as MultiHopTask));
+    expect(() => solve(tasks[0] as MultiHopTask, { rate: 1.5, random })).toThrow(
+      /give-up rate must be in \[0, 1\], got 1.5/,
+    );
   });
 });

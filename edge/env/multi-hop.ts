@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { AssistantMessage, ChatMessage } from '../../protocol/chat.ts';
 import { type TaskSplit, taskSplits } from '../../protocol/statuses.ts';
 import { defineEnvironment, type VerifierResult } from './environment.ts';
-import { randomInt, seededRandom, shuffled } from './seeded-random.ts';
+import { type Random, randomInt, seededRandom, shuffled } from './seeded-random.ts';
 import { splitOf } from './split-of.ts';
 import { defineTool, type ToolContext } from './tool.ts';
 
@@ -40,14 +40,14 @@ export const multiHopTaskSchema = z.object({
 export type MultiHopTask = z.infer<typeof multiHopTaskSchema>;
 
 /** The observation that reveals a value: what the verifier looks for to tell a lookup from a guess. */
-const valueObservation = (digit: string) => `value ${digit}`;
+const valueObservation = (digit: string) => `value "${digit}"`;
 
 /**
- * The tool's observation for a key: `next "<key>"` or `value <digit>`, or undefined for an unknown key.
- * Keys are quoted here and in the prompt because the call writes them quoted (`{"key": "dg"}`): with
- * Qwen2's pre-tokenizer a quoted key splits into the same tokens in all three places ("d" "g"), where
- * a bare one after a space does not (" d" "g"), and a tiny model then has to learn to copy between
- * different tokens.
+ * The tool's observation for a key: `next "<key>"` or `value "<digit>"`, or undefined for an unknown
+ * key. Keys are quoted here and in the prompt because the call writes them quoted (`{"key": "dg"}`):
+ * with Qwen2's pre-tokenizer a quoted key splits into the same tokens in all three places ("d" "g"),
+ * where a bare one after a space does not (" d" "g"), and a tiny model then has to learn to copy
+ * between different tokens. Values are quoted too, so the answer that repeats them is the same copy.
  */
 export function lookupResult(table: Readonly<Record<string, string>>, key: string): string | undefined {
   const entry = Object.hasOwn(table, key) ? table[key] : undefined;
@@ -98,9 +98,9 @@ export function sampleMultiHopTask(split: TaskSplit, seed: number): MultiHopTask
   }
 }
 
-/** Accepts the bare value, and `answer: 7` / `value 7` with an optional full stop. */
+/** Accepts the bare value, and `answer: 7` / `value 7` / `value "7"` with an optional full stop. */
 export function parseMultiHopAnswer(text: string): string | undefined {
-  return /^(?:answer:?\s*|value\s+)?([0-9])\.?$/i.exec(text.trim())?.[1];
+  return /^(?:answer:?\s*|value\s+)?(?:([0-9])|"([0-9])")\.?$/i.exec(text.trim())?.slice(1).find(Boolean);
 }
 
 /**
@@ -143,17 +143,42 @@ export const multiHop = defineEnvironment<MultiHopTask>({
   verify,
 });
 
+/** What a demonstrator that gives up answers: not a digit, so the verifier scores it 0. */
+export const giveUpAnswer = '?';
+
 /**
- * The ideal episode for a task, every message from the system prompt to the answer: the
- * demonstrations for supervised warm-up before GRPO. Tool results are the tool's own output.
+ * A demonstrator that sometimes gives up before it starts: with probability `rate` it answers
+ * `giveUpAnswer` at once instead of following the chain. Imitating it gives a policy that speaks the
+ * call format and copies keys and values, but quits about `rate` of the time: a start that RL can
+ * improve on. Weaker demonstrations that keep every hop's data clean are what let the copies be
+ * learned (measured in a PyTorch replica of the warm start, key- and value-copy accuracy after 500
+ * steps of 8: wrong keys at 30% of hops, keys at chance; quits before 30% of all lookups, values at
+ * 61% in one seed and 21% in another by step 600; quits before the first lookup only, at 40%, values
+ * at 89% by step 500; clean demonstrations, 100% by step 400).
  */
-export function solve(task: MultiHopTask): ChatMessage[] {
+export interface SolverGiveUps {
+  readonly rate: number;
+  readonly random: Random;
+}
+
+/**
+ * A demonstration episode for a task, every message from the system prompt to the answer: the
+ * supervised warm-up's data before GRPO. Without `giveUps`, the ideal episode. Tool results are the
+ * tool's own output.
+ */
+export function solve(task: MultiHopTask, giveUps?: SolverGiveUps): ChatMessage[] {
+  if (giveUps && !(giveUps.rate >= 0 && giveUps.rate <= 1))
+    throw new RangeError(`give-up rate must be in [0, 1], got ${giveUps.rate}`);
   const messages: ChatMessage[] = [
     { role: 'system', content: multiHopSystemPrompt },
     { role: 'user', content: task.prompt },
   ];
   let key = task.start;
   for (let hop = 1; hop <= task.hops; hop++) {
+    if (hop === 1 && giveUps && giveUps.random() < giveUps.rate) {
+      messages.push({ role: 'assistant', content: giveUpAnswer });
+      return messages;
+    }
     const result = lookupResult(task.table, key);
     if (result === undefined) throw new Error(`task ${task.id}: the chain breaks at key "${key}"`);
     const id = `call_${hop}`;
@@ -167,7 +192,11 @@ export function solve(task: MultiHopTask): ChatMessage[] {
     messages.push(call, { role: 'tool', tool_call_id: id, content: result });
     const entry = task.table[key] as string;
     if (valuePattern.test(entry)) {
-      messages.push({ role: 'assistant', content: entry });
+      // The answer repeats the observation (`value "7"`, which parseMultiHopAnswer accepts), so the
+      // digit is copied exactly as keys are: the token after ` "`, from the latest tool result. A
+      // bare-digit answer is a second copy for the model to learn, and measured in the PyTorch replica
+      // of the warm start it stayed at chance (9.5% over 500 SFT steps) while key copy reached 100%.
+      messages.push({ role: 'assistant', content: valueObservation(entry) });
       return messages;
     }
     key = entry;

@@ -78,7 +78,7 @@ describe('runEpisode with resume', () => {
       [2, 'assistant', null],
       [3, 'tool', 'next "cd"'],
       [4, 'assistant', null],
-      [5, 'tool', 'value 7'],
+      [5, 'tool', 'value "7"'],
       [6, 'assistant', '7'],
     ]);
   });
@@ -89,7 +89,7 @@ describe('runEpisode with resume', () => {
       lookup('c1', 'ab'),
       { role: 'tool' as const, content: 'next "cd"', tool_call_id: 'c1' },
       lookup('c2', 'cd'),
-      { role: 'tool' as const, content: 'value 7', tool_call_id: 'c2' },
+      { role: 'tool' as const, content: 'value "7"', tool_call_id: 'c2' },
       { role: 'assistant' as const, content: '7' },
     ];
     const sink = await sinkWith(stored);

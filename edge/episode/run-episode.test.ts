@@ -81,7 +81,7 @@ describe('runEpisode on multi-hop', () => {
     // The model's id is kept; the second call had none, so the loop named it after its turn index (4).
     expect(turns[3]).toMatchObject({ toolCallId: 'c1', content: 'next "cd"' });
     expect(turns[4]?.toolCalls?.[0]?.id).toBe('call_4_1');
-    expect(turns[5]).toMatchObject({ toolCallId: 'call_4_1', content: 'value 7' });
+    expect(turns[5]).toMatchObject({ toolCallId: 'call_4_1', content: 'value "7"' });
     expect(turns[5]?.toolError).toBeUndefined();
     // Token-exact first assistant turn; the second had no ids.
     expect(turns[2]).toMatchObject({
@@ -98,7 +98,7 @@ describe('runEpisode on multi-hop', () => {
     expect(policy.requests[2]?.messages.at(-1)).toEqual({
       role: 'tool',
       tool_call_id: 'call_4_1',
-      content: 'value 7',
+      content: 'value "7"',
     });
     expect(policy.requests[0]?.tools.map((tool) => tool.function.name)).toEqual(['lookup']);
     expect(policy.requests[0]?.model).toBe('agent@1');

@@ -170,6 +170,62 @@ describe('edgerl train --sft (in process)', () => {
     }
   });
 
+  it('with --lora-init-a orthogonal --lora-freeze-a, SFT and the RL run after it train B alone', async () => {
+    await seedPolicy(store, 'agent-fa');
+    const demos = join(root, 'demos-fa.jsonl');
+    await writeFile(demos, `${JSON.stringify({ messages: demonstration })}\n`);
+    const common = {
+      policyName: 'agent-fa',
+      modelDir,
+      outputDir: join(root, 'out-fa'),
+      inference: { baseUrl: `${serving.url}/v1` },
+      owner: 'test:sft-fa',
+      lora: { r: 4, alpha: 8, targets: ['q_proj' as const], initA: 'orthogonal' as const, freezeA: true },
+    };
+    const session = await TrainerSession.open(
+      resolveTrainConfig({
+        ...common,
+        mode: 'sft',
+        sft: { demonstrationsFile: demos, epochs: 2, sequencesPerStep: 1, learningRate: 1e-2 },
+      }),
+      { store, progress: silentProgress },
+    );
+    let aBefore: Float32Array;
+    try {
+      const adapter = session.model.adapter(session.adapterName);
+      const pair = adapter.layers[0]?.q_proj;
+      if (!pair) throw new Error('no q_proj adapter');
+      expect(session.optimizer.variables.map((v) => v.name.replace(/^.*lora_/, ''))).toEqual(['B', 'B']);
+      aBefore = (await pair.aT.data()) as Float32Array;
+      const bBefore = (await pair.bT.data()) as Float32Array;
+      // scaling·A has orthonormal rows: each column of Aᵀ [in, r] has norm 1/scaling.
+      const [input, rank] = pair.aT.shape as [number, number];
+      for (let k = 0; k < rank; k++) {
+        let norm = 0;
+        for (let i = 0; i < input; i++) norm += (aBefore[i * rank + k] as number) ** 2;
+        expect(Math.sqrt(norm) * adapter.scaling).toBeCloseTo(1, 5);
+      }
+      const report = await runSft(session);
+      expect(report).toMatchObject({ kind: 'published', adapterName: 'agent-fa@1' });
+      expect(Array.from(await pair.aT.data())).toEqual(Array.from(aBefore));
+      expect(Array.from(await pair.bT.data())).not.toEqual(Array.from(bBefore));
+    } finally {
+      await session.close();
+    }
+    // RL continues from the SFT checkpoint's adapter: A as saved, still frozen.
+    const rl = await TrainerSession.open(resolveTrainConfig({ ...common, reward: 'verifier' }), {
+      store,
+      progress: silentProgress,
+    });
+    try {
+      expect(rl.optimizer.variables.map((v) => v.name.replace(/^.*lora_/, ''))).toEqual(['B', 'B']);
+      const aLoaded = await rl.model.adapter(rl.adapterName).layers[0]?.q_proj?.aT.data();
+      expect(Array.from(aLoaded as Float32Array)).toEqual(Array.from(aBefore));
+    } finally {
+      await rl.close();
+    }
+  });
+
   it('names the bad line of a demonstrations file', async () => {
     const path = join(root, 'bad.jsonl');
     await writeFile(

@@ -42,7 +42,15 @@ describe('resolveTrainConfig', () => {
       leaseSeconds: 600,
       keepCheckpoints: 3,
       maxSequenceTokens: null,
-      lora: { r: 8, alpha: 8, dropout: 0, targets: projections, useRslora: false },
+      lora: {
+        r: 8,
+        alpha: 8,
+        dropout: 0,
+        targets: projections,
+        useRslora: false,
+        initA: 'kaiming-uniform',
+        freezeA: false,
+      },
       sft: {
         minReward: 1,
         rewardField: 'final',
@@ -93,6 +101,12 @@ describe('resolveTrainConfig', () => {
       ]),
     );
     expect(found).toHaveLength(7);
+  });
+
+  it('names a LoRA init it does not know', () => {
+    expect(issues({ lora: { initA: 'xavier' as 'orthogonal' } })).toEqual([
+      '--lora-init-a must be one of kaiming-uniform, orthogonal, got xavier',
+    ]);
   });
 
   it('wants the OpenAI base URL, with /v1', () => {

@@ -4,7 +4,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projections } from './hf-config.ts';
-import { resolveLoraConfig } from './lora.ts';
+import { resolveLoraConfig, setLoraATrainable } from './lora.ts';
 import { loadModel, type PolicyModel } from './policy-model.ts';
 import { fixtureDir, maxAbsDiff, useBackend } from './test-support.ts';
 
@@ -83,6 +83,62 @@ describe('LoRA adapters', () => {
     expect(changed.filter((c) => c.name.endsWith('lora_B')).every((c) => c.moved)).toBe(true);
     optimizer.dispose();
     model.removeAdapter('fresh');
+  });
+
+  it('orthogonal A: scaling·A has orthonormal rows (r ≤ in) or columns (r > in), seeded', async () => {
+    const hidden = model.config.hiddenSize;
+    for (const r of [4, hidden + 8]) {
+      const adapter = model.addAdapter(
+        'orth',
+        { r, alpha: 2 * r, targets: ['q_proj', 'down_proj'], initA: 'orthogonal' },
+        { seed: 5 },
+      );
+      for (const projection of ['q_proj', 'down_proj'] as const) {
+        const aT = adapter.layers[0]?.[projection]?.aT as tf.Variable; // [in, r]
+        const [input, rank] = aT.shape as [number, number];
+        const scaled = tf.mul(aT, adapter.scaling);
+        // r ≤ in: A·Aᵀ = (Aᵀ)ᵀ·Aᵀ [r, r]; r > in: Aᵀ·A [in, in].
+        const gram =
+          rank <= input ? tf.matMul(scaled, scaled, true, false) : tf.matMul(scaled, scaled, false, true);
+        const eye = tf.eye(Math.min(input, rank));
+        expect(maxAbsDiff(await gram.data(), await eye.data())).toBeLessThan(1e-5);
+        tf.dispose([scaled, gram, eye]);
+      }
+      const again = model.addAdapter(
+        'orth2',
+        { r, alpha: 2 * r, targets: ['q_proj', 'down_proj'], initA: 'orthogonal' },
+        { seed: 5 },
+      );
+      const first = await adapter.layers[1]?.down_proj?.aT.data();
+      const second = await again.layers[1]?.down_proj?.aT.data();
+      expect(maxAbsDiff(first as Float32Array, second as Float32Array)).toBe(0);
+      model.removeAdapter('orth');
+      model.removeAdapter('orth2');
+    }
+    expect(() => resolveLoraConfig({ initA: 'xavier' as 'orthogonal' })).toThrow(
+      /initA must be one of kaiming-uniform, orthogonal, got xavier/,
+    );
+  });
+
+  it('a frozen A (LoRA-FA) leaves only the Bs trainable, and a step moves B only', async () => {
+    const adapter = model.addAdapter(
+      'fa',
+      { r: 4, alpha: 8, targets: all, initLoraWeights: false, initA: 'orthogonal' },
+      { seed: 6 },
+    );
+    setLoraATrainable(adapter, false);
+    const variables = model.trainableVariables('fa');
+    expect(variables).toHaveLength(all.length * 2); // B only, 7 projections, 2 layers
+    expect(variables.every((v) => v.name.endsWith('lora_B'))).toBe(true);
+    const aBefore = await adapter.layers[0]?.q_proj?.aT.data();
+    const optimizer = tf.train.adam(1e-2);
+    optimizer.minimize(meanNll(model, 'fa'), true, variables)?.dispose();
+    const aAfter = await adapter.layers[0]?.q_proj?.aT.data();
+    expect(maxAbsDiff(aBefore as Float32Array, aAfter as Float32Array)).toBe(0);
+    setLoraATrainable(adapter, true);
+    expect(model.trainableVariables('fa')).toHaveLength(all.length * 4);
+    optimizer.dispose();
+    model.removeAdapter('fa');
   });
 
   it('does not grow the tensor count across repeated steps, and frees everything on removal', async () => {

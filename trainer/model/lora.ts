@@ -22,7 +22,18 @@ export interface LoraConfig {
   readonly useRslora: boolean;
   /** true: B = 0 so the adapter starts as a no-op (PEFT default); false: B random too (PEFT's test init). */
   readonly initLoraWeights: boolean;
+  /** How a new adapter's A starts. PEFT default: kaiming-uniform. Only creation reads it. */
+  readonly initA: LoraInitA;
 }
+
+/**
+ * kaiming-uniform: PEFT's default. orthogonal: A's rows (or columns, when r > in) orthonormal and
+ * scaled by 1/scaling, so scaling·B·A moves W by exactly B's update rotated (Saxe et al. 2013,
+ * arXiv:1312.6120, for orthogonal init). Paired with a frozen A (LoRA-FA, Zhang et al. 2023,
+ * arXiv:2308.03303) and r = in, training B is full fine-tuning of W in a rotated basis.
+ */
+export type LoraInitA = 'kaiming-uniform' | 'orthogonal';
+export const loraInitAs = ['kaiming-uniform', 'orthogonal'] as const satisfies readonly LoraInitA[];
 
 export const defaultLoraConfig: LoraConfig = {
   r: 8,
@@ -31,6 +42,7 @@ export const defaultLoraConfig: LoraConfig = {
   targets: ['q_proj', 'v_proj'],
   useRslora: false,
   initLoraWeights: true,
+  initA: 'kaiming-uniform',
 };
 
 /** Aᵀ [in, r] and Bᵀ [r, out] of one projection. */
@@ -61,6 +73,9 @@ export function resolveLoraConfig(partial: Partial<LoraConfig> = {}): LoraConfig
   if (!(config.dropout >= 0 && config.dropout < 1)) {
     throw new LoraConfigError(`dropout must be in [0, 1), got ${config.dropout}`);
   }
+  if (!loraInitAs.includes(config.initA)) {
+    throw new LoraConfigError(`initA must be one of ${loraInitAs.join(', ')}, got ${String(config.initA)}`);
+  }
   if (config.targets.length === 0) throw new LoraConfigError('targets must name at least one projection');
   const unknown = config.targets.filter((target) => !projections.includes(target));
   if (unknown.length > 0) {
@@ -88,7 +103,8 @@ function variableName(adapter: string, layer: number, projection: Projection, wh
 /**
  * Builds an adapter from given transposed matrices, or initialises them: Aᵀ ~ U(−1/√in, 1/√in),
  * which is torch's kaiming_uniform_(a=√5) on A [r, in] (gain √(1/3), bound gain·√(3/fan_in)) as in
- * PEFT's `reset_lora_parameters`; B zero, or U(−1/√r, 1/√r) (nn.Linear's init) with initLoraWeights false.
+ * PEFT's `reset_lora_parameters`, or orthogonal (see LoraInitA); B zero, or U(−1/√r, 1/√r)
+ * (nn.Linear's init) with initLoraWeights false.
  */
 export function createLoraAdapter(
   model: ModelConfig,
@@ -112,7 +128,14 @@ export function createLoraAdapter(
     for (const projection of config.targets) {
       const [out, input] = projectionShape(model, projection);
       const given = options.weights?.(layer, projection);
-      const aT = given?.aT ?? tf.tensor2d(uniform(input * config.r, 1 / Math.sqrt(input)), [input, config.r]);
+      const aT =
+        given?.aT ??
+        tf.tensor2d(
+          config.initA === 'orthogonal'
+            ? orthogonalAT(input, config.r, 1 / loraScaling(config), rng)
+            : uniform(input * config.r, 1 / Math.sqrt(input)),
+          [input, config.r],
+        );
       const bT =
         given?.bT ??
         (config.initLoraWeights
@@ -129,7 +152,51 @@ export function createLoraAdapter(
   return { name, config, scaling: loraScaling(config), layers };
 }
 
-/** The adapter's trainable variables, layer by layer, A before B. */
+/**
+ * Aᵀ [in, r] (row-major) with orthonormal columns of A's rows when r ≤ in, else orthonormal rows,
+ * times `scale`: Gram–Schmidt (twice, for float rounding) on Gaussian vectors.
+ */
+function orthogonalAT(input: number, r: number, scale: number, rng: { normal(): number }): Float32Array {
+  const count = Math.min(input, r);
+  const length = Math.max(input, r);
+  const vectors: Float64Array[] = [];
+  for (let k = 0; k < count; k++) {
+    const v = Float64Array.from({ length }, () => rng.normal());
+    for (let pass = 0; pass < 2; pass++) {
+      for (const u of vectors) {
+        let dot = 0;
+        for (let i = 0; i < length; i++) dot += (u[i] as number) * (v[i] as number);
+        for (let i = 0; i < length; i++) v[i] = (v[i] as number) - dot * (u[i] as number);
+      }
+    }
+    let norm = 0;
+    for (let i = 0; i < length; i++) norm += (v[i] as number) ** 2;
+    norm = Math.sqrt(norm);
+    for (let i = 0; i < length; i++) v[i] = (v[i] as number) / norm;
+    vectors.push(v);
+  }
+  // r ≤ in: vector k is A's row k, i.e. Aᵀ's column k. r > in: vector k is A's column k = Aᵀ's row k.
+  const out = new Float32Array(input * r);
+  for (let k = 0; k < count; k++) {
+    const v = vectors[k] as Float64Array;
+    for (let i = 0; i < length; i++) {
+      if (r <= input) out[i * r + k] = (v[i] as number) * scale;
+      else out[k * r + i] = (v[i] as number) * scale;
+    }
+  }
+  return out;
+}
+
+/** Freezes (or unfreezes) every A of the adapter: LoRA-FA trains B alone (see LoraInitA). */
+export function setLoraATrainable(adapter: LoraAdapter, trainable: boolean): void {
+  for (const layer of adapter.layers)
+    for (const projection of projections) {
+      const pair = layer[projection];
+      if (pair) pair.aT.trainable = trainable;
+    }
+}
+
+/** The adapter's variables, layer by layer, A before B (frozen ones included). */
 export function loraVariables(adapter: LoraAdapter): tf.Variable[] {
   return adapter.layers.flatMap((layer) =>
     projections.flatMap((projection) => {

@@ -133,9 +133,9 @@ export class PolicyModel {
     return adapter;
   }
 
-  /** The only tensors that receive gradients: the adapter's A and B matrices. */
+  /** The only tensors that receive gradients: the adapter's A and B matrices, less frozen ones. */
   trainableVariables(name: string): tf.Variable[] {
-    return loraVariables(this.adapter(name));
+    return loraVariables(this.adapter(name)).filter((variable) => variable.trainable);
   }
 
   /** Every base-model tensor (frozen), e.g. to check that training leaves them alone. */

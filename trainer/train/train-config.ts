@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import { type LossConfig, LossConfigError, resolveLossConfig } from '../grpo/loss-config.ts';
 import { type Projection, projections } from '../model/hf-config.ts';
+import { type LoraInitA, loraInitAs } from '../model/lora.ts';
 
 export const rewardModes = ['ruler', 'verifier', 'ruler+verifier'] as const;
 /** Where a group's rewards come from: the RULER judge, the environment's verifier, or both mixed. */
@@ -37,6 +38,10 @@ export interface LoraShape {
    *  adapting every linear layer is what matches full fine-tuning (arXiv:2305.14314 §4). */
   readonly targets: readonly Projection[];
   readonly useRslora: boolean;
+  /** How a new adapter's A starts (LoraInitA). Default kaiming-uniform: PEFT's. */
+  readonly initA: LoraInitA;
+  /** Train B only (LoRA-FA, arXiv:2308.03303), with A kept as initialised or loaded. Default false. */
+  readonly freezeA: boolean;
 }
 
 export interface PublishSettings {
@@ -147,7 +152,15 @@ export const trainDefaults = {
   inferenceTimeoutMs: 60_000,
   keepCheckpoints: 3,
   publish: { makeDefault: true, abTestWeight: null },
-  lora: { r: 8, alpha: 8, dropout: 0, targets: projections, useRslora: false },
+  lora: {
+    r: 8,
+    alpha: 8,
+    dropout: 0,
+    targets: projections,
+    useRslora: false,
+    initA: 'kaiming-uniform',
+    freezeA: false,
+  },
   groupsPerStep: 8,
   stepsPerCycle: 1,
   leaseSeconds: 600,
@@ -293,6 +306,8 @@ export function trainConfigIssues(config: TrainConfig): string[] {
     issues.push(`--lora-alpha must be > 0, got ${config.lora.alpha}`);
   if (!(config.lora.dropout >= 0 && config.lora.dropout < 1))
     issues.push(`LoRA dropout must be in [0, 1), got ${config.lora.dropout}`);
+  if (!loraInitAs.includes(config.lora.initA))
+    issues.push(`--lora-init-a must be one of ${loraInitAs.join(', ')}, got ${String(config.lora.initA)}`);
   const unknownTargets = config.lora.targets.filter((target) => !projections.includes(target));
   if (config.lora.targets.length === 0 || unknownTargets.length > 0) {
     issues.push(

@@ -11,6 +11,7 @@ import { isStoreError } from '../../db/errors.ts';
 import type { Store } from '../../db/store.ts';
 import type { ToolSpec } from '../../protocol/chat.ts';
 import { AdamW } from '../grpo/adamw.ts';
+import { setLoraATrainable } from '../model/lora.ts';
 import { loadModel, type PolicyModel } from '../model/policy-model.ts';
 import type { ChatTokenizer } from '../model/tokenizer/chat-tokenizer.ts';
 import { loadTokenizer } from '../model/tokenizer/load-tokenizer.ts';
@@ -148,10 +149,10 @@ export class TrainerSession {
       await this.model.loadAdapter(this.adapterName, from);
       log(`starting from ${start?.adapterName}'s adapter (${from})`);
     } else {
-      const { r, alpha, dropout, targets, useRslora } = this.config.lora;
+      const { r, alpha, dropout, targets, useRslora, initA } = this.config.lora;
       this.model.addAdapter(
         this.adapterName,
-        { r, alpha, dropout, targets, useRslora },
+        { r, alpha, dropout, targets, useRslora, initA },
         { seed: this.config.seed },
       );
     }
@@ -198,6 +199,8 @@ export class TrainerSession {
 
   #newOptimizer(): AdamW {
     this.optimizer?.dispose();
+    // A loaded adapter's A is trainable as loaded; the configured LoRA-FA choice applies to every start.
+    setLoraATrainable(this.model.adapter(this.adapterName), !this.config.lora.freezeA);
     const loss = this.config.loss;
     return new AdamW(this.model.trainableVariables(this.adapterName), {
       learningRate: this.learningRate,
