@@ -72,6 +72,13 @@ describe('twoProportionTest', () => {
     expect(result.ci[1]).toBeCloseTo(0.35516648309111715, 9);
   });
 
+  it('keeps a tiny p-value instead of rounding it to 0 (21/100 vs 89/100, z = 9.67)', () => {
+    // Reference: Python's math.erfc(z / √2) with z = 0.68 / √(0.55·0.45·0.02).
+    const result = twoProportionTest(21, 100, 89, 100);
+    expect(result.statistic).toBeCloseTo(9.66509914145434, 9);
+    expect(result.pValue / 4.24208977031697e-22).toBeCloseTo(1, 9);
+  });
+
   it('identical constant arms give p = 1', () => {
     expect(twoProportionTest(0, 10, 0, 12).pValue).toBe(1);
   });

@@ -107,7 +107,9 @@ export function twoProportionTest(
   const pooled = (successesA + successesB) / (nA + nB);
   const pooledSe = Math.sqrt(pooled * (1 - pooled) * (1 / nA + 1 / nB));
   const z = pooledSe === 0 ? (difference === 0 ? 0 : Number.POSITIVE_INFINITY) : difference / pooledSe;
-  const pValue = pooledSe === 0 ? (difference === 0 ? 1 : 0) : 2 * (1 - normalCdf(Math.abs(z)));
+  // 2·Φ(−|z|), not 2·(1 − Φ(|z|)): the subtraction rounds to 0 once p < ~1e-16 (z > 8.3, e.g. 21% → 89%
+  // on 100 per arm), where the lower tail keeps its precision (erfc's continued fraction).
+  const pValue = pooledSe === 0 ? (difference === 0 ? 1 : 0) : 2 * normalCdf(-Math.abs(z));
   const waldSe = Math.sqrt((pa * (1 - pa)) / nA + (pb * (1 - pb)) / nB);
   const half = normalQuantile(1 - (1 - confidence) / 2) * waldSe;
   return {
