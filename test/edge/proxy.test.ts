@@ -83,8 +83,9 @@ describe('the recording proxy', () => {
     const nextBody = (await next.json()) as {
       choices: { message: { content: string }; logprobs: unknown; token_ids: number[] }[];
     };
-    expect(nextBody.choices[0]?.message.content).toBe('4');
-    expect(nextBody.choices[0]?.token_ids).toEqual([52]);
+    // The double answers by repeating the result; its token ids are the text's UTF-8 bytes.
+    expect(nextBody.choices[0]?.message.content).toBe('value 4');
+    expect(nextBody.choices[0]?.token_ids).toEqual([...new TextEncoder().encode('value 4')]);
     expect(nextBody.choices[0]?.logprobs).not.toBeNull();
     const after = await h.store.getTrajectory(id);
     expect(after.turns.map((turn) => [turn.role, turn.content])).toEqual([
@@ -92,7 +93,7 @@ describe('the recording proxy', () => {
       ['user', 'Find the value of key ab.'],
       ['assistant', null],
       ['tool', 'value 4'],
-      ['assistant', '4'],
+      ['assistant', 'value 4'],
     ]);
     expect(after.turns[3]?.toolCallId).toBe(callId);
 
@@ -253,16 +254,16 @@ describe('the recording proxy, streaming', () => {
     const ids = chunks.flatMap((chunk) =>
       chunk.choices.flatMap((choice) => (choice.token_ids as number[] | undefined) ?? []),
     );
-    expect(ids).toEqual([56]); // "8"
+    expect(ids).toEqual([...new TextEncoder().encode('value 8')]);
     const { turns } = await h.store.getTrajectory(id);
     expect(turns.map((turn) => [turn.role, turn.content])).toEqual([
       ['system', 'You follow keys.'],
       ['user', 'Find the value of key ab.'],
       ['assistant', null],
       ['tool', 'value 8'],
-      ['assistant', '8'],
+      ['assistant', 'value 8'],
     ]);
-    expect(turns[4]?.completionTokenIds).toEqual([56]);
+    expect(turns[4]?.completionTokenIds).toEqual([...new TextEncoder().encode('value 8')]);
   });
 
   it('passes an upstream error through without a stream', async () => {

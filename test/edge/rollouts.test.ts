@@ -98,7 +98,7 @@ describe('POST /v1/rollouts on the Node edge', () => {
       expect(trajectory.turns?.map((turn) => turn.content)).toEqual(ideal.map((message) => message.content));
       // Token-exact: the double's ids are the UTF-8 bytes of what it sampled.
       const answer = trajectory.turns?.at(-1);
-      expect(answer?.completionTokenIds).toEqual([...new TextEncoder().encode(task.answer)]);
+      expect(answer?.completionTokenIds).toEqual([...new TextEncoder().encode(`value "${task.answer}"`)]);
     }
   });
 });

@@ -1,6 +1,6 @@
 // TEST DOUBLE: an OpenAI-compatible chat completions endpoint (node:http on 127.0.0.1, a free port)
 // that plays a perfect multi-hop agent: it reads the conversation and calls `lookup` on the key the
-// prompt or the last tool result names, then answers the value it was told. Replies carry vLLM's
+// prompt or the last tool result names, then answers the value it was told (repeating the result). Replies carry vLLM's
 // extras when asked (`token_ids` = the UTF-8 bytes of the reply text, `prompt_token_ids`, logprobs),
 // so recorded turns are token-exact. Faults are scripted per call (a status with a body, a delay, a
 // dropped connection) to exercise retries, in-process or through `POST /__control/fail` from another
@@ -58,7 +58,8 @@ export function multiHopMove(messages: readonly Message[]): { text: string } | {
   if (last?.role === 'tool') {
     const result = /^(next|value) "?([^"\s]+)"?$/.exec(textOf(last.content).trim());
     if (result?.[1] === 'next') return { lookup: result[2] as string };
-    if (result?.[1] === 'value') return { text: result[2] as string };
+    // Answers by repeating the result (`value "7"`), as the scripted solver does.
+    if (result?.[1] === 'value') return { text: textOf(last.content).trim() };
     return { text: '0' };
   }
   return { text: 'ok' };
