@@ -84,7 +84,7 @@ describe.runIf(context.databaseUrl)('the Worker on Postgres through the Neon dri
       trajectories: {
         status: string;
         verifierReward: number;
-        turns: { role: string; completionTokenIds: number[] | null }[];
+        turns: { role: string; content: string | null; completionTokenIds: number[] | null }[];
       }[];
     };
     expect(trajectories.map((trajectory) => [trajectory.status, trajectory.verifierReward])).toEqual([
