@@ -36,7 +36,7 @@ export function demoQueries(experimentId: string): string[] {
 }
 
 const percent = (x: number) => `${(100 * x).toFixed(1)}%`;
-const pValue = (p: number) => (p < 0.001 ? '< 0.001' : p.toFixed(3));
+const pValue = (p: number) => (p < 0.001 ? 'p < 0.001' : `p = ${p.toFixed(3)}`);
 
 export function formatSummary(summary: DemoSummary): string {
   const { ab } = summary;
@@ -60,7 +60,7 @@ export function formatSummary(summary: DemoSummary): string {
   const t = ab.successTest;
   lines.push(
     `  final − start: ${t.difference >= 0 ? '+' : ''}${(100 * t.difference).toFixed(1)} points ` +
-      `(95% CI ${(100 * t.ci[0]).toFixed(1)} to ${(100 * t.ci[1]).toFixed(1)}), p = ${pValue(t.pValue)} (two-proportion z-test)`,
+      `(95% CI ${(100 * t.ci[0]).toFixed(1)} to ${(100 * t.ci[1]).toFixed(1)}), ${pValue(t.pValue)} (two-proportion z-test)`,
   );
   lines.push('', 'Wall time:');
   for (const [phase, seconds] of Object.entries(summary.seconds))
