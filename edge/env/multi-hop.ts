@@ -150,11 +150,11 @@ export const giveUpAnswer = '?';
  * A demonstrator that sometimes gives up before it starts: with probability `rate` it answers
  * `giveUpAnswer` at once instead of following the chain. Imitating it gives a policy that speaks the
  * call format and copies keys and values, but quits about `rate` of the time: a start that RL can
- * improve on. Weaker demonstrations that keep every hop's data clean are what let the copies be
- * learned (measured in a PyTorch replica of the warm start, key- and value-copy accuracy after 500
- * steps of 8: wrong keys at 30% of hops, keys at chance; quits before 30% of all lookups, values at
- * 61% in one seed and 21% in another by step 600; quits before the first lookup only, at 40%, values
- * at 89% by step 500; clean demonstrations, 100% by step 400).
+ * improve on. Weakening the start this way keeps every solved demonstration whole, which is what the
+ * copies are learned from (measured in a PyTorch replica of the warm start, one or two seeds each:
+ * with 30% wrong keys, key copy stayed at chance for 300 steps of 8; with quits before 30% of all
+ * lookups, value copy reached 81% by step 600 in one seed and 21% in another; with quits before the
+ * first lookup only, at 40%, 89% by step 500; with clean demonstrations, 100% by step 400).
  */
 export interface SolverGiveUps {
   readonly rate: number;
@@ -192,10 +192,10 @@ export function solve(task: MultiHopTask, giveUps?: SolverGiveUps): ChatMessage[
     messages.push(call, { role: 'tool', tool_call_id: id, content: result });
     const entry = task.table[key] as string;
     if (valuePattern.test(entry)) {
-      // The answer repeats the observation (`value "7"`, which parseMultiHopAnswer accepts), so the
-      // digit is copied exactly as keys are: the token after ` "`, from the latest tool result. A
-      // bare-digit answer is a second copy for the model to learn, and measured in the PyTorch replica
-      // of the warm start it stayed at chance (9.5% over 500 SFT steps) while key copy reached 100%.
+      // The answer repeats the observation (`value "7"`, which parseMultiHopAnswer accepts), so a value
+      // is copied from where keys are: the token after ` "` in the latest tool result. In the PyTorch
+      // replica of the warm start the value copy still came later than the key copy, at a step that
+      // varied with the seed (the model learns to copy digits apart from letters).
       messages.push({ role: 'assistant', content: valueObservation(entry) });
       return messages;
     }
