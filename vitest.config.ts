@@ -12,7 +12,7 @@ export default defineConfig({
         test: {
           name: 'node',
           environment: 'node',
-          include: ['{protocol,db,edge,trainer,cli,test}/**/*.test.ts'],
+          include: ['{protocol,db,model,serve,experiments,edge,trainer,cli,test}/**/*.test.ts'],
           exclude: ['node_modules/**', 'test/workerd/**'],
           testTimeout: 120_000,
           hookTimeout: 120_000,
@@ -23,7 +23,7 @@ export default defineConfig({
           cloudflareTest(({ inject }) => {
             const context = inject('workerd');
             return {
-              main: './edge/worker.ts',
+              main: './edge/runtime/worker.ts',
               wrangler: { configPath: './wrangler.toml' },
               miniflare: {
                 // No request.cf lookup: it would call a Cloudflare host, and tests run offline.

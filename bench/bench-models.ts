@@ -1,14 +1,14 @@
 // The model shapes the model benches run, with random weights: the tiny and small presets (vocabulary
 // of the tiny tokenizer) everywhere, and Qwen2.5-0.5B's shape on a hardware GPU. `--models a,b` picks
 // them explicitly (e.g. the 0.5B shape on a CPU backend, which takes minutes per pass there).
-import type { SelectedBackend } from '../trainer/model/backend.ts';
-import { type ModelConfig, parseHfConfig } from '../trainer/model/hf-config.ts';
-import { parameterCount, presetConfig } from '../trainer/model/init-model.ts';
-import type { HostTensor } from '../trainer/model/safetensors.ts';
-import { tinyTokenizerFiles } from '../trainer/model/tokenizer/tiny-tokenizer.ts';
-import { formatBytes } from '../trainer/model/webgpu-adapter.ts';
-import { webgpuAdapter } from '../trainer/model/webgpu-backend.ts';
-import { expectedWeights } from '../trainer/model/weight-names.ts';
+import type { SelectedBackend } from '../model/backend.ts';
+import { type ModelConfig, parseHfConfig } from '../model/hf-config.ts';
+import { parameterCount, presetConfig } from '../model/init-model.ts';
+import type { HostTensor } from '../model/safetensors.ts';
+import { tinyTokenizerFiles } from '../model/tokenizer/tiny-tokenizer.ts';
+import { formatBytes } from '../model/webgpu-adapter.ts';
+import { webgpuAdapter } from '../model/webgpu-backend.ts';
+import { expectedWeights } from '../model/weight-names.ts';
 
 export type BenchModelName = 'tiny' | 'small' | 'qwen2.5-0.5b';
 

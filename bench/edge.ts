@@ -11,11 +11,11 @@
 // in memory, or DATABASE_URL. It reports; it asserts nothing.
 import { fork } from 'node:child_process';
 import { count, inArray } from 'drizzle-orm';
-import { openStore } from '../db/open-store.ts';
+import { openStore } from '../db/drivers/open-store.ts';
 import { turns } from '../db/schema/turns.ts';
-import { storeConfigFromEnv } from '../db/store-config.ts';
+import { storeConfigFromEnv } from '../db/drivers/store-config.ts';
 import type { Store } from '../db/store.ts';
-import { startEdge } from '../edge/node.ts';
+import { startEdge } from '../edge/runtime/node.ts';
 import { startInferenceDouble } from '../test/edge/support/inference-double.ts';
 
 const apiKey = 'bench-key';

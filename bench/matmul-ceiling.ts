@@ -2,7 +2,7 @@
 // the same run. n = 1024 on CPU backends (as before); on a hardware GPU also n = 4096, because a
 // 1024² product (2 GFLOP) is too small to keep a large GPU busy, and the larger rate is the ceiling.
 import * as tf from '@tensorflow/tfjs';
-import type { SelectedBackend } from '../trainer/model/backend.ts';
+import type { SelectedBackend } from '../model/backend.ts';
 
 export interface MatmulRate {
   readonly n: number;

@@ -1,7 +1,7 @@
 // npm run bench:model [-- --backend NAME] [--models tiny,small,qwen2.5-0.5b] — throughput of the model
 // runtime on one tfjs backend: tokens/s and achieved GFLOP/s for a forward pass (per-token logprobs,
 // the trainer's scoring path), forward + backward (gradients of those logprobs into a LoRA adapter),
-// and KV-cached decoding (trainer/model/decode-batch.ts, the inference endpoint's step), next to the
+// and KV-cached decoding (model/decode-batch.ts, the inference endpoint's step), next to the
 // backend's plain matmul rate measured in the same run (bench/matmul-ceiling.ts). Models: the tiny and
 // small presets, and on a hardware GPU Qwen2.5-0.5B's shape with random weights (bench/bench-models.ts).
 // Backend: --backend, else EDGERL_BACKEND, else the first available. Reports, does not assert.
@@ -16,10 +16,10 @@
 // needs gradients for both operands of both products (2× its forward), LoRA for activations and
 // for A and B (2×), and the logprob head recomputes the logits before multiplying back (2·2DV).
 import * as tf from '@tensorflow/tfjs';
-import { DecodeBatch } from '../trainer/model/decode-batch.ts';
-import { type ModelConfig, projections } from '../trainer/model/hf-config.ts';
-import { PolicyModel } from '../trainer/model/policy-model.ts';
-import { projectionShape } from '../trainer/model/weight-names.ts';
+import { DecodeBatch } from '../model/decode-batch.ts';
+import { type ModelConfig, projections } from '../model/hf-config.ts';
+import { PolicyModel } from '../model/policy-model.ts';
+import { projectionShape } from '../model/weight-names.ts';
 import { flagValue, selectBenchBackend } from './backend-flag.ts';
 import { benchModels, benchWeights, describeBenchModel } from './bench-models.ts';
 import { matmulCeiling, timeTensorOp } from './matmul-ceiling.ts';

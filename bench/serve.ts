@@ -11,9 +11,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { initModelDir } from '../trainer/model/init-model-dir.ts';
-import { isModelPreset } from '../trainer/model/init-model.ts';
-import { serveModel } from '../trainer/serve/serve-model.ts';
+import { initModelDir } from '../model/init-model-dir.ts';
+import { isModelPreset } from '../model/init-model.ts';
+import { serveModel } from '../serve/serve-model.ts';
 
 const { values } = parseArgs({
   options: {

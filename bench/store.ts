@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TurnInput } from '../protocol/turn.ts';
 import { inArray } from 'drizzle-orm';
-import { openStore } from '../db/open-store.ts';
+import { openStore } from '../db/drivers/open-store.ts';
 import { trajectories } from '../db/schema/trajectories.ts';
 import { turns } from '../db/schema/turns.ts';
-import { storeConfigFromEnv } from '../db/store-config.ts';
+import { storeConfigFromEnv } from '../db/drivers/store-config.ts';
 import type { Store } from '../db/store.ts';
 import { toTurnRow } from '../db/store/turn-row.ts';
 

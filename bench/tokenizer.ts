@@ -3,11 +3,11 @@
 // then encode and training-render speed, each as a ratio to a baseline timed in the same run.
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { type ChatTokenizer, createTokenizer } from '../trainer/model/tokenizer/chat-tokenizer.ts';
-import { renderForTraining } from '../trainer/model/tokenizer/render-for-training.ts';
-import { qwenModelDir, weatherEpisode } from '../trainer/model/tokenizer/test-fixtures.ts';
-import { tinyChatTemplate } from '../trainer/model/tokenizer/tiny-chat-template.ts';
-import { type TinyTokenizerOptions, tinyTokenizerFiles } from '../trainer/model/tokenizer/tiny-tokenizer.ts';
+import { type ChatTokenizer, createTokenizer } from '../model/tokenizer/chat-tokenizer.ts';
+import { renderForTraining } from '../model/tokenizer/render-for-training.ts';
+import { qwenModelDir, weatherEpisode } from '../model/tokenizer/test-fixtures.ts';
+import { tinyChatTemplate } from '../model/tokenizer/tiny-chat-template.ts';
+import { type TinyTokenizerOptions, tinyTokenizerFiles } from '../model/tokenizer/tiny-tokenizer.ts';
 
 const episode = weatherEpisode();
 const toolNames = ['get_weather', 'add', 'city', 'unit', 'celsius', 'temperature', 'conditions'];

@@ -13,9 +13,9 @@
 //                  backward = L·(2P + 8·S·H·hd + Σ 4r(in+out)) + 4·D·V.
 import { AdamW } from '../trainer/grpo/adamw.ts';
 import { clipDefaults } from '../trainer/grpo/loss-config.ts';
-import { type ModelConfig, projections } from '../trainer/model/hf-config.ts';
-import { PolicyModel } from '../trainer/model/policy-model.ts';
-import { projectionShape } from '../trainer/model/weight-names.ts';
+import { type ModelConfig, projections } from '../model/hf-config.ts';
+import { PolicyModel } from '../model/policy-model.ts';
+import { projectionShape } from '../model/weight-names.ts';
 import type { TrainingSequence } from '../trainer/train/build-batch.ts';
 import { trainStep } from '../trainer/train/train-step.ts';
 import { flagValue, selectBenchBackend } from './backend-flag.ts';

@@ -1,9 +1,9 @@
-// The edge's Hono app, one for both runtimes: the Worker (edge/worker.ts) and Node (edge/node.ts)
+// The edge's Hono app, one for both runtimes: the Worker (edge/runtime/worker.ts) and Node (edge/runtime/node.ts)
 // build it with their own store provider and episode dispatcher. Every /v1 route needs a bearer API
 // key and gets a store; errors become JSON in the one onError below.
 import { Hono } from 'hono';
 import type { EdgeEnv } from './app-env.ts';
-import type { Environment } from './env/environment.ts';
+import type { Environment } from './environments/environment.ts';
 import { ApiError } from './http/api-error.ts';
 import { errorResponse } from './http/error-response.ts';
 import { bearerAuth } from './middleware/bearer-auth.ts';

@@ -1,24 +1,41 @@
-// Checks the import rules of the README: which top-level folders may import which, and no cycles.
-// Reads relative imports with a regex (enough for our own sources; package imports are not checked).
+// Checks the layout's import rules (docs/architecture.md): which top-level packages may import which,
+// that the edge's core never imports its runtime entries, that Worker-safe code reaches no Node
+// built-ins or process state, and that there are no import cycles. Reads imports with a regex (enough
+// for our own sources; which packages a Worker bundle reaches is test/edge/worker-bundle.test.ts).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '..');
 
-/** Folder → folders it may import from (besides itself). Longest matching prefix wins. */
+/** Package → packages it may import from (besides itself). */
 const allowed: Record<string, readonly string[]> = {
   protocol: [],
   db: ['protocol'],
-  'trainer/model': ['protocol'],
-  trainer: ['protocol', 'db'],
-  edge: ['protocol', 'db'],
-  cli: ['protocol', 'db', 'edge', 'trainer'],
-  test: ['protocol', 'db', 'edge', 'trainer', 'cli'],
-  bench: ['protocol', 'db', 'edge', 'trainer', 'cli', 'test'],
-  scripts: ['protocol', 'db', 'edge', 'trainer', 'cli'],
+  model: ['protocol'],
+  serve: ['protocol', 'model'],
+  experiments: ['protocol', 'db'],
+  edge: ['protocol', 'db', 'experiments'],
+  trainer: ['protocol', 'db', 'model'],
+  cli: ['protocol', 'db', 'model', 'serve', 'experiments', 'edge', 'trainer'],
+  test: ['protocol', 'db', 'model', 'serve', 'experiments', 'edge', 'trainer', 'cli'],
+  bench: ['protocol', 'db', 'model', 'serve', 'experiments', 'edge', 'trainer', 'cli', 'test'],
+  scripts: ['protocol', 'db', 'model', 'serve', 'experiments', 'edge', 'trainer', 'cli'],
 };
 
-const sourceDirs = Object.keys(allowed).filter((dir) => !dir.includes('/'));
+/** Unit tests beside the code may also use the shared test helpers and fixtures. */
+const testHelpers = 'test';
+
+/** The edge's runtime entries (Workers, Node, the dev tunnel): they import the core, never the reverse. */
+const edgeRuntime = 'edge/runtime';
+
+/**
+ * Folders that run in a Worker as well as in Node: no Node built-ins (static or dynamic import) and no
+ * `process` (configuration arrives as arguments; see the conventions on one config per process).
+ */
+const workerSafe = ['protocol', 'experiments', 'trainer/ruler', 'trainer/grpo'];
+const nodeOnly =
+  /(?:from|import)\s*\(?\s*['"](?:node:[^'"]+|fs|path|http|https|net|os|crypto|child_process|worker_threads)['"]|\bprocess\.|\brequire\(/;
+
 const importPattern =
   /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s*['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)/g;
 
@@ -39,43 +56,42 @@ function listSources(dir: string): string[] {
   return out;
 }
 
-function zoneOf(file: string): string | undefined {
-  const rel = relative(root, file).replaceAll('\\', '/');
-  return Object.keys(allowed)
-    .filter((zone) => rel === zone || rel.startsWith(`${zone}/`))
-    .sort((a, b) => b.length - a.length)[0];
+const rel = (file: string) => relative(root, file).replaceAll('\\', '/');
+const packageOf = (file: string) => rel(file).split('/')[0] ?? '';
+const isTest = (file: string) => file.endsWith('.test.ts');
+const within = (file: string, folder: string) => rel(file).startsWith(`${folder}/`);
+
+function checkImport(file: string, target: string): string | undefined {
+  const from = packageOf(file);
+  const to = packageOf(target);
+  if (!(to in allowed)) return undefined;
+  if (from === to) {
+    if (from === 'edge' && within(target, edgeRuntime) && !within(file, edgeRuntime) && !isTest(file)) {
+      return `${rel(file)} imports ${rel(target)}: the edge's core may not import ${edgeRuntime}/`;
+    }
+    return undefined;
+  }
+  if ((allowed[from] ?? []).includes(to)) return undefined;
+  if (isTest(file) && to === testHelpers) return undefined;
+  return `${rel(file)} imports ${rel(target)}: ${from}/ may not import ${to}/`;
 }
 
-function topOf(zone: string): string {
-  return zone.split('/')[0] ?? zone;
-}
-
-function checkEdge(file: string, target: string): string | undefined {
-  const from = zoneOf(file);
-  const to = zoneOf(target);
-  if (!from || !to || from === to) return undefined;
-  const ok =
-    topOf(from) === topOf(to)
-      ? !(from === 'trainer/model' && to === 'trainer') // the model runtime stands alone
-      : (allowed[from] ?? []).some((zone) => zone === to || zone === topOf(to));
-  return ok
-    ? undefined
-    : `${relative(root, file)} imports ${relative(root, target)}: ${from}/ may not import ${to}/`;
-}
-
-const files = sourceDirs.flatMap((dir) => listSources(join(root, dir)));
+const files = Object.keys(allowed).flatMap((dir) => listSources(join(root, dir)));
 const graph = new Map<string, string[]>();
 const problems: string[] = [];
 
 for (const file of files) {
   const text = readFileSync(file, 'utf8');
+  if (!isTest(file) && workerSafe.some((folder) => within(file, folder)) && nodeOnly.test(text)) {
+    problems.push(`${rel(file)} runs in Workers too: no Node built-ins, require() or process`);
+  }
   const targets: string[] = [];
   for (const match of text.matchAll(importPattern)) {
     const spec = match[1] ?? match[2];
     if (!spec) continue;
     const target = resolve(dirname(file), spec);
     targets.push(target);
-    const problem = checkEdge(file, target);
+    const problem = checkImport(file, target);
     if (problem) problems.push(problem);
   }
   graph.set(file, targets);
@@ -89,7 +105,7 @@ function visit(file: string, stack: string[]): void {
     if (!graph.has(target)) continue;
     const seen = state.get(target);
     if (seen === 'visiting') {
-      const cycle = [...stack.slice(stack.indexOf(target)), target].map((f) => relative(root, f));
+      const cycle = [...stack.slice(stack.indexOf(target)), target].map(rel);
       problems.push(`import cycle: ${cycle.join(' -> ')}`);
     } else if (seen === undefined) {
       visit(target, [...stack, target]);
@@ -103,4 +119,4 @@ if (problems.length > 0) {
   for (const problem of problems) console.error(problem);
   process.exit(1);
 }
-console.log(`imports: ${files.length} files, directions and cycles OK`);
+console.log(`imports: ${files.length} files, directions, Worker safety and cycles OK`);

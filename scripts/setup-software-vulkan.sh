@@ -2,7 +2,7 @@
 # Installs a software Vulkan driver (Mesa's lavapipe) on Debian 12 so the webgpu backend can run
 # without a GPU, for CI. Prints the driver's ICD file on stdout (everything else goes to stderr):
 #   export VK_ICD_FILENAMES=$(bash scripts/setup-software-vulkan.sh)
-#   EDGERL_BACKEND=webgpu:software npx vitest run trainer/model/webgpu
+#   EDGERL_BACKEND=webgpu:software npx vitest run model/webgpu
 # Why backports: bookworm's own lavapipe (Mesa 22.3.6) lacks the shaderUniform*ArrayDynamicIndexing
 # features Dawn requires, so Dawn rejects it; Mesa 25.0.7 from bookworm-backports works with
 # webgpu@0.6.2 (checked 2026-11-30). Other distributions: install Mesa >= 25 lavapipe and libvulkan1

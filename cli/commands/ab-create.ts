@@ -4,7 +4,7 @@
 import { type ExperimentMetric, experimentMetrics } from '../../db/schema/experiments.ts';
 import { createAbExperiment } from '../../db/store/create-ab-experiment.ts';
 import { resolveVersionRef } from '../../db/store/resolve-version-ref.ts';
-import { sampleSizeForProportions } from '../../trainer/ab/statistics.ts';
+import { sampleSizeForProportions } from '../../experiments/statistics.ts';
 import { type CommandInput, defineCommand, stringFlag, UsageError } from '../command.ts';
 import { onePositional, urlOption, urlUsage, withAbStore } from './ab-store.ts';
 

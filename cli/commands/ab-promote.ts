@@ -3,8 +3,8 @@
 // `edgerl ab rollback POLICY` can undo it. Promoting against the report's verdict is allowed (people
 // decide), but the command says so on stderr.
 import { promoteArm } from '../../db/store/promote-arm.ts';
-import { loadAbReport } from '../../trainer/ab/load-ab-report.ts';
-import { promoteWarning } from '../../trainer/ab/promote-warning.ts';
+import { loadAbReport } from '../../experiments/load-ab-report.ts';
+import { promoteWarning } from '../../experiments/promote-warning.ts';
 import { defineCommand, UsageError } from '../command.ts';
 import { urlOption, urlUsage, withAbStore } from './ab-store.ts';
 

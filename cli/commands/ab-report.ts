@@ -2,8 +2,8 @@
 // that waits for the experiment's sample size. Text by default, the report object with --json.
 import { taskSplits } from '../../protocol/statuses.ts';
 import { abRewardSources } from '../../db/store/ab-arm-outcomes.ts';
-import { formatAbReport } from '../../trainer/ab/format-ab-report.ts';
-import { loadAbReport } from '../../trainer/ab/load-ab-report.ts';
+import { formatAbReport } from '../../experiments/format-ab-report.ts';
+import { loadAbReport } from '../../experiments/load-ab-report.ts';
 import { defineCommand, stringFlag, UsageError } from '../command.ts';
 import { onePositional, urlOption, urlUsage, withAbStore } from './ab-store.ts';
 

@@ -2,8 +2,8 @@
 // embedded store migrates itself; a server must be migrated), and store errors (including constraint
 // violations from a concurrent writer) reported by their message.
 import { toStoreError } from '../../db/database-errors.ts';
-import { openStore } from '../../db/open-store.ts';
-import { storeConfigFromEnv } from '../../db/store-config.ts';
+import { openStore } from '../../db/drivers/open-store.ts';
+import { storeConfigFromEnv } from '../../db/drivers/store-config.ts';
 import type { Store } from '../../db/store.ts';
 import { type CommandInput, stringFlag, UsageError } from '../command.ts';
 

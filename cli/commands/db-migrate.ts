@@ -1,8 +1,8 @@
 // `edgerl db migrate`: applies the committed migrations to the configured database (DATABASE_URL, or
 // the embedded store) and says what it applied.
 import { withSqlState } from '../../db/database-errors.ts';
-import { openStore } from '../../db/open-store.ts';
-import { storeConfigFromEnv } from '../../db/store-config.ts';
+import { openStore } from '../../db/drivers/open-store.ts';
+import { storeConfigFromEnv } from '../../db/drivers/store-config.ts';
 import { defineCommand, stringFlag } from '../command.ts';
 
 export const dbMigrateCommand = defineCommand({

@@ -7,7 +7,7 @@ import { type DemoConfig, demoDefaults, quickOverrides, resolveDemoConfig } from
 import { runDemo } from '../demo/run-demo.ts';
 import { DemoStopped, listenForStop } from '../demo/stop-signal.ts';
 import { formatSummary } from '../demo/summary.ts';
-import { isModelPreset } from '../../trainer/model/init-model.ts';
+import { isModelPreset } from '../../model/init-model.ts';
 
 const d = demoDefaults;
 

@@ -4,10 +4,10 @@
 // (what `npm run dev` does). Runs until SIGINT or SIGTERM. Reads the environment here, the entry point.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { storeConfigFromEnv } from '../../db/store-config.ts';
-import { startDevTunnel } from '../../edge/dev-tunnel.ts';
+import { storeConfigFromEnv } from '../../db/drivers/store-config.ts';
+import { startDevTunnel } from '../../edge/runtime/dev-tunnel.ts';
 import { edgeConfigFromEnv, edgeVariables } from '../../edge/edge-config.ts';
-import { startEdge } from '../../edge/node.ts';
+import { startEdge } from '../../edge/runtime/node.ts';
 import { defineCommand, intFlag, stringFlag, UsageError } from '../command.ts';
 
 /** `edgerl serve-model`'s default address: what a local setup points at unless told otherwise. */

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseHfConfig } from '../../trainer/model/hf-config.ts';
-import { parameterCount } from '../../trainer/model/init-model.ts';
+import { parseHfConfig } from '../../model/hf-config.ts';
+import { parameterCount } from '../../model/init-model.ts';
 import { main } from '../main.ts';
 
 async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {

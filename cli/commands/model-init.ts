@@ -3,10 +3,10 @@
 // tokenizer_config.json with a tool-calling ChatML template) for tests, demos and local training.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Architecture, architectures, isArchitecture } from '../../trainer/model/hf-config.ts';
-import { initModelDir } from '../../trainer/model/init-model-dir.ts';
-import { isModelPreset, type ModelPreset, modelPresets } from '../../trainer/model/init-model.ts';
-import type { SafetensorsDtype } from '../../trainer/model/safetensors.ts';
+import { type Architecture, architectures, isArchitecture } from '../../model/hf-config.ts';
+import { initModelDir } from '../../model/init-model-dir.ts';
+import { isModelPreset, type ModelPreset, modelPresets } from '../../model/init-model.ts';
+import type { SafetensorsDtype } from '../../model/safetensors.ts';
 import { defineCommand, intFlag, stringFlag, UsageError } from '../command.ts';
 
 const dtypes = { float32: 'F32', bfloat16: 'BF16', float16: 'F16' } as const satisfies Record<

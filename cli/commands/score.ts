@@ -2,9 +2,9 @@
 // whole group), records the scores and combined rewards, and prints each trajectory's score and
 // explanation. The trainer goes through the same scoreAndRecordGroup.
 import { readFileSync } from 'node:fs';
-import { openStore } from '../../db/open-store.ts';
-import { storeConfigFromEnv } from '../../db/store-config.ts';
-import { getEnvironment } from '../../edge/env/environments.ts';
+import { openStore } from '../../db/drivers/open-store.ts';
+import { storeConfigFromEnv } from '../../db/drivers/store-config.ts';
+import { getEnvironment } from '../../edge/environments/environments.ts';
 import type { ToolSpec } from '../../protocol/chat.ts';
 import { formatScoreReport } from '../../trainer/ruler/format-score-report.ts';
 import { createJudgeClient } from '../../trainer/ruler/judge-client.ts';

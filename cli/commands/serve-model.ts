@@ -1,7 +1,7 @@
 // `edgerl serve-model --model DIR`: the local inference endpoint that speaks vLLM's OpenAI-compatible
 // API (chat and text completions, runtime LoRA loading) over the TensorFlow.js runtime. Runs until
 // SIGINT or SIGTERM. Reads EDGERL_BACKEND and EDGERL_API_KEY here, the entry point.
-import { serveModel } from '../../trainer/serve/serve-model.ts';
+import { serveModel } from '../../serve/serve-model.ts';
 import { defineCommand, intFlag, stringFlag, UsageError } from '../command.ts';
 
 export const serveModelCommand = defineCommand({

@@ -2,9 +2,9 @@
 // (psql's layout: NULL blank, numbers right-aligned), or JSON / CSV. Postgres errors become one line
 // with their SQLSTATE.
 import { withSqlState } from '../../db/database-errors.ts';
-import { openStore } from '../../db/open-store.ts';
+import { openStore } from '../../db/drivers/open-store.ts';
 import type { SqlResult } from '../../db/sql-client.ts';
-import { storeConfigFromEnv } from '../../db/store-config.ts';
+import { storeConfigFromEnv } from '../../db/drivers/store-config.ts';
 import { defineCommand, stringFlag, UsageError } from '../command.ts';
 
 export const sqlCommand = defineCommand({

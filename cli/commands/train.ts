@@ -4,12 +4,12 @@
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
-import { openStore } from '../../db/open-store.ts';
-import { storeConfigFromEnv } from '../../db/store-config.ts';
-import { getEnvironment } from '../../edge/env/environments.ts';
+import { openStore } from '../../db/drivers/open-store.ts';
+import { storeConfigFromEnv } from '../../db/drivers/store-config.ts';
+import { getEnvironment } from '../../edge/environments/environments.ts';
 import type { ToolSpec } from '../../protocol/chat.ts';
-import { selectBackend } from '../../trainer/model/backend.ts';
-import { type Projection, projections } from '../../trainer/model/hf-config.ts';
+import { selectBackend } from '../../model/backend.ts';
+import { type Projection, projections } from '../../model/hf-config.ts';
 import { createJudgeClient } from '../../trainer/ruler/judge-client.ts';
 import { createMemoryRulerCache } from '../../trainer/ruler/ruler-cache.ts';
 import { rulerConfigFromEnv } from '../../trainer/ruler/ruler-config.ts';

@@ -1,6 +1,6 @@
 // The A/B result of the demo's experiment: per arm, episodes, successes (verifier reward 1) and the
 // Wilson interval; start → final difference with a two-proportion z-test, and Welch's t-test on the
-// mean reward. Computed with trainer/ab/statistics.ts, the functions `edgerl ab report` is built on
+// mean reward. Computed with experiments/statistics.ts, the functions `edgerl ab report` is built on
 // (that command had not landed when the demo was written). Episodes that ended in an infrastructure
 // error are left out, as the trainer does.
 import type { Store } from '../../db/store.ts';
@@ -10,7 +10,7 @@ import {
   summarizeProportion,
   twoProportionTest,
   welchTTest,
-} from '../../trainer/ab/statistics.ts';
+} from '../../experiments/statistics.ts';
 
 export interface ArmResult {
   readonly arm: string;

@@ -3,8 +3,8 @@
 // where it comes from; `demoConfigIssues` checks them with messages that say how to fix a value.
 // Leaves out parsing flags (cli/commands/demo.ts) and running anything.
 import { join } from 'node:path';
-import type { ModelPreset } from '../../trainer/model/init-model.ts';
-import { type LoraInitA, loraInitAs } from '../../trainer/model/lora.ts';
+import type { ModelPreset } from '../../model/init-model.ts';
+import { type LoraInitA, loraInitAs } from '../../model/lora.ts';
 
 export interface DemoConfig {
   /** Seeds the model's weights, the LoRA init, task sampling and every episode's sampling. */

@@ -4,7 +4,7 @@
 // tasks). The stickiness key of each run is chosen so that the edge's own routing sends it to the
 // intended arm. Leaves the statistics to ab-report.ts.
 import type { Store } from '../../db/store.ts';
-import { armIndex, unitHash } from '../../edge/routing/pick-arm.ts';
+import { armIndex, unitHash } from '../../experiments/pick-arm.ts';
 import type { Progress } from '../../trainer/train/progress.ts';
 import type { DemoConfig } from './demo-config.ts';
 import type { PublishedVersion } from './demo-queries.ts';

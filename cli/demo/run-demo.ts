@@ -5,7 +5,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { openStore } from '../../db/open-store.ts';
+import { openStore } from '../../db/drivers/open-store.ts';
 import { createJudgeClient } from '../../trainer/ruler/judge-client.ts';
 import { createMemoryRulerCache } from '../../trainer/ruler/ruler-cache.ts';
 import { rulerConfigFromEnv } from '../../trainer/ruler/ruler-config.ts';

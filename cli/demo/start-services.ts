@@ -4,9 +4,9 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import type { Store } from '../../db/store.ts';
-import { type RunningEdge, startEdge } from '../../edge/node.ts';
-import { initModelDir } from '../../trainer/model/init-model-dir.ts';
-import { type ServingModel, serveModel } from '../../trainer/serve/serve-model.ts';
+import { type RunningEdge, startEdge } from '../../edge/runtime/node.ts';
+import { initModelDir } from '../../model/init-model-dir.ts';
+import { type ServingModel, serveModel } from '../../serve/serve-model.ts';
 import type { DemoConfig, DemoPaths } from './demo-config.ts';
 import { EdgeClient } from './edge-client.ts';
 

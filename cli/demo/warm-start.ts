@@ -3,9 +3,9 @@
 // A/B's "start" arm). Skipped when the store already holds a published demo version (a reused run).
 import { writeFile } from 'node:fs/promises';
 import type { Store } from '../../db/store.ts';
-import { getEnvironment } from '../../edge/env/environments.ts';
-import { type MultiHopTask, sampleMultiHopTask, solve } from '../../edge/env/multi-hop.ts';
-import { seededRandom } from '../../edge/env/seeded-random.ts';
+import { getEnvironment } from '../../edge/environments/environments.ts';
+import { type MultiHopTask, sampleMultiHopTask, solve } from '../../edge/environments/multi-hop.ts';
+import { seededRandom } from '../../edge/environments/seeded-random.ts';
 import type { Progress } from '../../trainer/train/progress.ts';
 import { runSft } from '../../trainer/train/sft.ts';
 import { TrainerSession } from '../../trainer/train/trainer-session.ts';

@@ -1,9 +1,9 @@
 // One tool call from decoding its arguments to the observation the model sees next. Every failure
 // becomes data (an error observation with a code), never an exception: the episode goes on.
 import type { ToolCall } from '../../protocol/chat.ts';
-import type { Capabilities } from '../env/capabilities.ts';
-import type { Tool } from '../env/tool.ts';
-import { ToolRefusal } from '../env/tool-refusal.ts';
+import type { Capabilities } from '../environments/capabilities.ts';
+import type { Tool } from '../environments/tool.ts';
+import { ToolRefusal } from '../environments/tool-refusal.ts';
 import { errorMessage } from './error-message.ts';
 import type { ToolErrorCode } from './tool-error-code.ts';
 

@@ -2,7 +2,7 @@
 // the last turn's unanswered calls and asking the policy only for what is still missing.
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../protocol/chat.ts';
-import { type MultiHopTask, multiHop, multiHopSystemPrompt } from '../env/multi-hop.ts';
+import { type MultiHopTask, multiHop, multiHopSystemPrompt } from '../environments/multi-hop.ts';
 import { ScriptedPolicyClient, textReply, toolCallReply } from '../policy/scripted-policy-client.ts';
 import { InMemoryTrajectorySink } from './in-memory-trajectory-sink.ts';
 import { runEpisode } from './run-episode.ts';

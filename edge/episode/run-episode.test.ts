@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineEnvironment } from '../env/environment.ts';
-import { type MultiHopTask, multiHop } from '../env/multi-hop.ts';
-import { defineTool } from '../env/tool.ts';
-import { ToolRefusal } from '../env/tool-refusal.ts';
+import { defineEnvironment } from '../environments/environment.ts';
+import { type MultiHopTask, multiHop } from '../environments/multi-hop.ts';
+import { defineTool } from '../environments/tool.ts';
+import { ToolRefusal } from '../environments/tool-refusal.ts';
 import { PolicyError } from '../policy/policy-error.ts';
 import { ScriptedPolicyClient, textReply, toolCallReply } from '../policy/scripted-policy-client.ts';
 import type { EpisodeEvent } from './episode-events.ts';

@@ -4,8 +4,8 @@
 // the trajectory sink are injected, so it runs alike in workerd, in Node and in tests.
 import type { ChatMessage, ToolCall } from '../../protocol/chat.ts';
 import type { TurnInput } from '../../protocol/turn.ts';
-import { type Capabilities, missingCapabilities } from '../env/capabilities.ts';
-import type { Environment, EnvironmentTask } from '../env/environment.ts';
+import { type Capabilities, missingCapabilities } from '../environments/capabilities.ts';
+import type { Environment, EnvironmentTask } from '../environments/environment.ts';
 import type { PolicyClient } from '../policy/policy-client.ts';
 import { askPolicy } from './ask-policy.ts';
 import { assistantTurn, withToolCallIds } from './assistant-turn.ts';

@@ -2,8 +2,8 @@
 // the environment verifier's reward. A verifier that throws or leaves [0, 1] fails the episode:
 // a made-up reward would be trained on.
 import type { ChatMessage } from '../../protocol/chat.ts';
-import type { Capabilities } from '../env/capabilities.ts';
-import type { Environment, EnvironmentTask, VerifierResult } from '../env/environment.ts';
+import type { Capabilities } from '../environments/capabilities.ts';
+import type { Environment, EnvironmentTask, VerifierResult } from '../environments/environment.ts';
 import { errorMessage } from './error-message.ts';
 import type { TrajectoryEnd } from './trajectory-sink.ts';
 import type { TurnOutcome } from './turn-outcome.ts';

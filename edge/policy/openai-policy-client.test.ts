@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../protocol/chat.ts';
-import { multiHop, solve } from '../env/multi-hop.ts';
+import { multiHop, solve } from '../environments/multi-hop.ts';
 import { InMemoryTrajectorySink } from '../episode/in-memory-trajectory-sink.ts';
 import { runEpisode } from '../episode/run-episode.ts';
 import { OpenAIPolicyClient, parseRetryAfter } from './openai-policy-client.ts';

@@ -1,7 +1,7 @@
 // Node's EpisodeDispatcher: a FIFO queue in the process with bounded concurrency, redelivering a
 // failed run after a backoff, like a Cloudflare Queue with `max_retries` (see consume-episode.ts).
 // Nothing is persisted here: the store is the durable record, and an edge restarted on the same store
-// dispatches unfinished rollouts again (edge/node.ts).
+// dispatches unfinished rollouts again (edge/runtime/node.ts).
 import type { EpisodeDispatcher, EpisodeMessage } from './episode-message.ts';
 
 export interface InProcessQueueOptions {

@@ -10,7 +10,7 @@
 import { formatIssues } from '../../protocol/format-issues.ts';
 import { isStoreError } from '../../db/errors.ts';
 import type { Store } from '../../db/store.ts';
-import type { Environment } from '../env/environment.ts';
+import type { Environment } from '../environments/environment.ts';
 import { EpisodeSetupError } from '../episode/episode-setup-error.ts';
 import type { EpisodeDeps } from '../episode/run-episode.ts';
 import { runEpisode } from '../episode/run-episode.ts';

@@ -5,7 +5,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { groupStatuses, trajectoryStatuses, type TrajectoryStatus } from '../../protocol/statuses.ts';
 import type { EdgeEnv } from '../app-env.ts';
-import type { Environment } from '../env/environment.ts';
+import type { Environment } from '../environments/environment.ts';
 import { parseBody, parseValue } from '../http/parse-body.ts';
 import { bodyLimit } from '../middleware/body-limit.ts';
 import { createRolloutGroup, rolloutRequestSchema } from '../rollouts/start-rollout.ts';

@@ -2,7 +2,7 @@
 // through the dispatcher (a Cloudflare Queue on Workers, the in-process queue in Node).
 import { Hono } from 'hono';
 import type { EdgeEnv } from '../app-env.ts';
-import type { Environment } from '../env/environment.ts';
+import type { Environment } from '../environments/environment.ts';
 import { parseBody } from '../http/parse-body.ts';
 import { bodyLimit } from '../middleware/body-limit.ts';
 import type { EpisodeDispatcher } from '../rollouts/episode-message.ts';

@@ -6,7 +6,7 @@
 import type { Store } from '../../db/store.ts';
 import { getPolicyVersion } from '../../db/store/get-policy-version.ts';
 import { invalidField } from '../http/api-error.ts';
-import { armIndex, unitHash } from './pick-arm.ts';
+import { armIndex, unitHash } from '../../experiments/pick-arm.ts';
 
 export interface RouteRequest {
   readonly policy?: string;

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../cli/main.ts';
-import { openStore } from '../../db/open-store.ts';
+import { openStore } from '../../db/drivers/open-store.ts';
 import type { Store } from '../../db/store.ts';
 import { resolveRoute } from '../../edge/routing/resolve-route.ts';
 import { createTestDatabase, type TestDatabase, testServerUrl } from '../support/open-test-store.ts';

@@ -2,7 +2,7 @@
 // JSON 404s, and policy routing (a version, a policy's default, an experiment's weighted arms chosen
 // by a stable hash of the stickiness key, recorded on every trajectory).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { armIndex, unitHash } from '../../edge/routing/pick-arm.ts';
+import { armIndex, unitHash } from '../../experiments/pick-arm.ts';
 import { type EdgeHarness, startEdgeHarness, testApiKey } from './support/edge-harness.ts';
 
 let h: EdgeHarness;

@@ -3,7 +3,7 @@
 // can complete.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../db/store.ts';
-import { environments } from '../../edge/env/environments.ts';
+import { environments } from '../../edge/environments/environments.ts';
 import { ScriptedPolicyClient } from '../../edge/policy/scripted-policy-client.ts';
 import { consumeEpisode } from '../../edge/rollouts/consume-episode.ts';
 import { episodeMessage } from '../../edge/rollouts/episode-message.ts';

@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../cli/main.ts';
-import { type RunningEdge, startEdge } from '../../edge/node.ts';
-import { type ServingModel, serveModel } from '../../trainer/serve/serve-model.ts';
+import { type RunningEdge, startEdge } from '../../edge/runtime/node.ts';
+import { type ServingModel, serveModel } from '../../serve/serve-model.ts';
 import { openTestStore, type TestStore } from '../support/open-test-store.ts';
 
 const key = 'e2e-key';

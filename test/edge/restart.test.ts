@@ -2,7 +2,7 @@
 // cut short but left `running` (not failed), and the new edge dispatches them again; each resumes
 // from its stored turns and the group completes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEdge } from '../../edge/node.ts';
+import { startEdge } from '../../edge/runtime/node.ts';
 import { type InferenceDouble, startInferenceDouble } from './support/inference-double.ts';
 import { openTestStore, type TestStore } from '../support/open-test-store.ts';
 

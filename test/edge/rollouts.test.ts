@@ -2,10 +2,10 @@
 // API, episodes against the inference double (a perfect multi-hop agent with scripted faults),
 // policy retries, errors, truncation, tool-error observations and idempotent re-delivery.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defineEnvironment } from '../../edge/env/environment.ts';
-import { environments } from '../../edge/env/environments.ts';
-import { type MultiHopTask, multiHop, solve } from '../../edge/env/multi-hop.ts';
-import { defineTool } from '../../edge/env/tool.ts';
+import { defineEnvironment } from '../../edge/environments/environment.ts';
+import { environments } from '../../edge/environments/environments.ts';
+import { type MultiHopTask, multiHop, solve } from '../../edge/environments/multi-hop.ts';
+import { defineTool } from '../../edge/environments/tool.ts';
 import { episodeMessage } from '../../edge/rollouts/episode-message.ts';
 import { z } from 'zod';
 import { type EdgeHarness, startEdgeHarness } from './support/edge-harness.ts';

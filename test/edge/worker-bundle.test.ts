@@ -44,7 +44,7 @@ describe('the Worker bundle', () => {
       ),
     );
     expect(forbidden).toEqual([]);
-    expect(sources.some((source) => source.endsWith('edge/worker.ts'))).toBe(true);
+    expect(sources.some((source) => source.endsWith('edge/runtime/worker.ts'))).toBe(true);
     expect(sources.some((source) => source.includes('@neondatabase/serverless'))).toBe(true);
     expect(bundle).not.toMatch(/from\s*["'](node:)?fs["']/);
   });

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../cli/main.ts';
-import { openStore } from '../../db/open-store.ts';
+import { openStore } from '../../db/drivers/open-store.ts';
 import { answerWith, type JudgeServer, startJudgeServer } from '../doubles/judge-server.ts';
 import { type StoredLookupGroup, storeLookupGroup } from './store-lookup-group.ts';
 

@@ -8,9 +8,9 @@ import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../cli/main.ts';
-import { useBackend } from '../../trainer/model/test-support.ts';
-import { initModelDir } from '../../trainer/model/init-model-dir.ts';
-import { loadModel } from '../../trainer/model/policy-model.ts';
+import { useBackend } from '../../model/test-support.ts';
+import { initModelDir } from '../../model/init-model-dir.ts';
+import { loadModel } from '../../model/policy-model.ts';
 
 const bin = fileURLToPath(new URL('../../bin/edgerl.js', import.meta.url));
 

@@ -6,10 +6,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import { initModelDir } from '../../trainer/model/init-model-dir.ts';
-import { loadModel, type PolicyModel } from '../../trainer/model/policy-model.ts';
-import { type ChatTokenizer, loadTokenizer } from '../../trainer/model/tokenizer/index.ts';
-import { type ServeModelOptions, type ServingModel, serveModel } from '../../trainer/serve/serve-model.ts';
+import { initModelDir } from '../../model/init-model-dir.ts';
+import { loadModel, type PolicyModel } from '../../model/policy-model.ts';
+import { type ChatTokenizer, loadTokenizer } from '../../model/tokenizer/index.ts';
+import { type ServeModelOptions, type ServingModel, serveModel } from '../../serve/serve-model.ts';
 
 export interface TestServer {
   readonly dir: string;

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isStoreError, type StoreError } from '../../db/errors.ts';
-import { openStore } from '../../db/open-store.ts';
+import { openStore } from '../../db/drivers/open-store.ts';
 import type { Store } from '../../db/store.ts';
 import { makeCompleteGroup, makeGroup } from '../support/fixtures.ts';
 import { openTestStore, type TestStore, testServerUrl } from '../support/open-test-store.ts';

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { embeddedMigrations } from '../../db/embedded-migrations.ts';
 import { isStoreError } from '../../db/errors.ts';
 import { prepareSchema } from '../../db/migrate.ts';
-import { openStore } from '../../db/open-store.ts';
+import { openStore } from '../../db/drivers/open-store.ts';
 import type { Store } from '../../db/store.ts';
 import { createTestDatabase, type TestDatabase, testServerUrl } from '../support/open-test-store.ts';
 

@@ -4,7 +4,7 @@
 // EDGERL_TEST_DATABASE_URL is set (CI's second run); PGlite cannot sit behind the Neon protocol here.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { type NeonSettings, openNeonStore } from '../../db/open-neon-store.ts';
+import { type NeonSettings, openNeonStore } from '../../db/drivers/open-neon-store.ts';
 import type { Store } from '../../db/store.ts';
 import { assistantTurn, makeGroup, userTurn } from '../support/fixtures.ts';
 import { createTestDatabase, type TestDatabase, testServerUrl } from '../support/open-test-store.ts';

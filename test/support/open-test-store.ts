@@ -3,7 +3,7 @@
 // (`edgerl_t_<random>`), dropped again by `close()`, so test files running in parallel never collide.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { openStore } from '../../db/open-store.ts';
+import { openStore } from '../../db/drivers/open-store.ts';
 import type { Store } from '../../db/store.ts';
 
 /** The server the suite's second run uses (see .ci/run); undefined on the embedded run. */

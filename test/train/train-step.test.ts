@@ -5,7 +5,7 @@ import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AdamW } from '../../trainer/grpo/adamw.ts';
 import { clipDefaults } from '../../trainer/grpo/loss-config.ts';
-import type { PolicyModel } from '../../trainer/model/policy-model.ts';
+import type { PolicyModel } from '../../model/policy-model.ts';
 import type { TrainingSequence } from '../../trainer/train/build-batch.ts';
 import { type Objective, trainStep } from '../../trainer/train/train-step.ts';
 import { tinyModel, useWasm } from './support/tiny-policy.ts';

@@ -7,7 +7,7 @@ import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { AdamW } from '../../trainer/grpo/adamw.ts';
 import { clipDefaults } from '../../trainer/grpo/loss-config.ts';
-import { selectBackend } from '../../trainer/model/backend.ts';
+import { selectBackend } from '../../model/backend.ts';
 import type { TrainingSequence } from '../../trainer/train/build-batch.ts';
 import { type TrainStepResult, trainStep } from '../../trainer/train/train-step.ts';
 import { tinyModel } from '../train/support/tiny-policy.ts';

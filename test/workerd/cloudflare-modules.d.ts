@@ -1,8 +1,8 @@
 // The parts of workerd's test modules these tests use, declared locally so the project type-checks
-// without the Workers type library (see edge/worker-types.ts). Shapes follow
+// without the Workers type library (see edge/runtime/worker-types.ts). Shapes follow
 // @cloudflare/vitest-pool-workers' types/cloudflare-test.d.ts.
 declare module 'cloudflare:test' {
-  import type { ExecutionContextLike, MessageBatchLike } from '../../edge/worker-types.ts';
+  import type { ExecutionContextLike, MessageBatchLike } from '../../edge/runtime/worker-types.ts';
 
   export const SELF: { fetch(input: string | Request, init?: RequestInit): Promise<Response> };
   export const env: Record<string, unknown>;

@@ -3,10 +3,10 @@
 // double. Their addresses reach the Worker as bindings (vitest.config.ts). Without a server, only the
 // tests that need no database run (see worker.test.ts).
 import type { TestProject } from 'vitest/node';
-import { openStore } from '../../db/open-store.ts';
+import { openStore } from '../../db/drivers/open-store.ts';
 import { type InferenceDouble, startInferenceDouble } from '../edge/support/inference-double.ts';
 import { createTestDatabase, type TestDatabase, testServerUrl } from '../support/open-test-store.ts';
-import { type DevTunnel, startDevTunnel } from '../../edge/dev-tunnel.ts';
+import { type DevTunnel, startDevTunnel } from '../../edge/runtime/dev-tunnel.ts';
 
 export interface WorkerdContext {
   /** Empty when no test server is configured. */

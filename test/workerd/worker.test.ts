@@ -4,11 +4,11 @@
 // WebSocket-to-TCP tunnel. Database tests need EDGERL_TEST_DATABASE_URL (CI's server run).
 import { createExecutionContext, createMessageBatch, env, getQueueResult, SELF } from 'cloudflare:test';
 import { describe, expect, inject, it } from 'vitest';
-import { openNeonStore } from '../../db/open-neon-store.ts';
-import { multiHop, solve } from '../../edge/env/multi-hop.ts';
+import { openNeonStore } from '../../db/drivers/open-neon-store.ts';
+import { multiHop, solve } from '../../edge/environments/multi-hop.ts';
 import { episodeMessage } from '../../edge/rollouts/episode-message.ts';
 import { queueMaxDeliveries } from '../../edge/rollouts/queue-delivery.ts';
-import worker, { type WorkerEnv } from '../../edge/worker.ts';
+import worker, { type WorkerEnv } from '../../edge/runtime/worker.ts';
 
 const context = inject('workerd');
 const key = 'workerd-test-key';
@@ -60,7 +60,7 @@ describe('the Worker without a database', () => {
   });
 
   it('exports only handlers from the main module (workerd treats every named export as an entrypoint)', async () => {
-    const module = await import('../../edge/worker.ts');
+    const module = await import('../../edge/runtime/worker.ts');
     expect(Object.keys(module)).toEqual(['default']);
     expect(Object.keys(module.default).sort()).toEqual(['fetch', 'queue']);
   });

@@ -10,12 +10,12 @@
 // completions they did not sample with logprobs. Drift between stored and re-tokenized ids is measured
 // per trajectory (re-tokenized text is not always the sampled token sequence).
 import type { ChatMessage, ToolSpec } from '../../protocol/chat.ts';
-import type { ChatTokenizer } from '../model/tokenizer/chat-tokenizer.ts';
+import type { ChatTokenizer } from '../../model/tokenizer/chat-tokenizer.ts';
 import {
   renderForTraining,
   TemplatePrefixError,
   type TrainingMessage,
-} from '../model/tokenizer/render-for-training.ts';
+} from '../../model/tokenizer/render-for-training.ts';
 
 /** An assistant message as stored: the message plus what the inference server returned for it. */
 export type StoredMessage = ChatMessage & {

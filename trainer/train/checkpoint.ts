@@ -10,8 +10,8 @@ import { existsSync } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { AdamW, AdamWState } from '../grpo/adamw.ts';
-import type { PolicyModel } from '../model/policy-model.ts';
-import { decodeSafetensors, encodeSafetensors, type HostTensor } from '../model/safetensors.ts';
+import type { PolicyModel } from '../../model/policy-model.ts';
+import { decodeSafetensors, encodeSafetensors, type HostTensor } from '../../model/safetensors.ts';
 import type { TrainMode } from './train-config.ts';
 
 export const checkpointFormatVersion = 1;

@@ -3,7 +3,7 @@
 // cron runs hit exactly that. A lock whose process is gone (killed) is taken over. Node only.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { acquirePidLock, type PidLock } from '../../db/pid-lock-file.ts';
+import { acquirePidLock, type PidLock } from '../../db/drivers/pid-lock-file.ts';
 
 export type OutputLock = PidLock;
 

@@ -9,7 +9,7 @@ import { chatMessageSchema, toolSpecSchema } from '../../protocol/chat.ts';
 import { formatIssues } from '../../protocol/format-issues.ts';
 import { selectTrajectories } from '../../db/store/select-trajectories.ts';
 import { toStoreError } from '../../db/database-errors.ts';
-import { createRng } from '../model/rng.ts';
+import { createRng } from '../../model/rng.ts';
 import { buildBatch, type TrajectoryInput } from './build-batch.ts';
 import { type StepRecord, writeCheckpoint } from './checkpoint.ts';
 import { finishCheckpoint } from './finish-checkpoint.ts';

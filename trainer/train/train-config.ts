@@ -5,8 +5,8 @@
 // the CLI reads flags and environment variables; it builds the partial input.
 import { join } from 'node:path';
 import { type LossConfig, LossConfigError, resolveLossConfig } from '../grpo/loss-config.ts';
-import { type Projection, projections } from '../model/hf-config.ts';
-import { type LoraInitA, loraInitAs } from '../model/lora.ts';
+import { type Projection, projections } from '../../model/hf-config.ts';
+import { type LoraInitA, loraInitAs } from '../../model/lora.ts';
 
 export const rewardModes = ['ruler', 'verifier', 'ruler+verifier'] as const;
 /** Where a group's rewards come from: the RULER judge, the environment's verifier, or both mixed. */

@@ -22,7 +22,7 @@ import {
 import { addGrads, microBatchGrads } from '../grpo/micro-batch-grads.ts';
 import { planMicroBatches } from '../grpo/micro-batches.ts';
 import { stopGradient } from '../grpo/stop-gradient.ts';
-import type { PolicyModel } from '../model/policy-model.ts';
+import type { PolicyModel } from '../../model/policy-model.ts';
 import type { TrainingSequence } from './build-batch.ts';
 
 export type Objective = { readonly kind: 'grpo'; readonly loss: GrpoLossOptions } | { readonly kind: 'sft' };

@@ -3,9 +3,9 @@
 // that do not sleep for real inside episodes. `api` calls it with the test key.
 import type { Store } from '../../../db/store.ts';
 import type { EdgeLimits } from '../../../edge/app.ts';
-import type { Environment } from '../../../edge/env/environment.ts';
-import { environments } from '../../../edge/env/environments.ts';
-import { type RunningEdge, startEdge } from '../../../edge/node.ts';
+import type { Environment } from '../../../edge/environments/environment.ts';
+import { environments } from '../../../edge/environments/environments.ts';
+import { type RunningEdge, startEdge } from '../../../edge/runtime/node.ts';
 import { openTestStore, type TestStore } from '../../support/open-test-store.ts';
 import { type InferenceDouble, startInferenceDouble } from './inference-double.ts';
 

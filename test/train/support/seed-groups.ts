@@ -2,8 +2,8 @@
 // tiny model itself (real completion token ids and logprobs), so the tests need no edge. Test-only.
 import type { Store } from '../../../db/store.ts';
 import type { ChatMessage } from '../../../protocol/chat.ts';
-import type { PolicyModel } from '../../../trainer/model/policy-model.ts';
-import type { ChatTokenizer } from '../../../trainer/model/tokenizer/chat-tokenizer.ts';
+import type { PolicyModel } from '../../../model/policy-model.ts';
+import type { ChatTokenizer } from '../../../model/tokenizer/chat-tokenizer.ts';
 import { uniqueName } from '../../support/fixtures.ts';
 import { sampleTurn } from './tiny-policy.ts';
 

@@ -2,12 +2,12 @@
 // memory or written to a directory (as `edgerl model init` does), and sampling real episodes from it so
 // the store holds genuine token ids and logprobs. Test-only.
 import type { ChatMessage, ToolSpec } from '../../../protocol/chat.ts';
-import { selectBackend } from '../../../trainer/model/backend.ts';
-import { initModelDir } from '../../../trainer/model/init-model-dir.ts';
-import { presetConfig, randomWeights } from '../../../trainer/model/init-model.ts';
-import { PolicyModel } from '../../../trainer/model/policy-model.ts';
-import { type ChatTokenizer, createTokenizer } from '../../../trainer/model/tokenizer/chat-tokenizer.ts';
-import { tinyTokenizerFiles } from '../../../trainer/model/tokenizer/tiny-tokenizer.ts';
+import { selectBackend } from '../../../model/backend.ts';
+import { initModelDir } from '../../../model/init-model-dir.ts';
+import { presetConfig, randomWeights } from '../../../model/init-model.ts';
+import { PolicyModel } from '../../../model/policy-model.ts';
+import { type ChatTokenizer, createTokenizer } from '../../../model/tokenizer/chat-tokenizer.ts';
+import { tinyTokenizerFiles } from '../../../model/tokenizer/tiny-tokenizer.ts';
 
 export const tinyFiles = tinyTokenizerFiles();
 

@@ -1,0 +1,118 @@
+// The Cloudflare Workers entry: `fetch` serves the Hono app, `queue` consumes episode messages.
+// Episodes fan out through Cloudflare Queues rather than Durable Objects or Workflows: an episode is
+// one independent job that needs at-least-once delivery, retries, a dead-letter queue and
+// consumer concurrency that scales with the backlog, which is what Queues are; its durable log
+// is already the store's turns table (a Workflow's step log would duplicate it, and a Durable
+// Object per episode would add state and cost without a second writer to coordinate).
+// The store is a Neon WebSocket pool per request or queue batch, closed in waitUntil. No PGlite,
+// pg or fs here (wrangler's bundle would fail or bloat): db/drivers/open-neon-store.ts only. The module
+// exports only its handlers (and types): workerd reads every named export as an entrypoint.
+import { openNeonStore, type NeonSettings } from '../../db/drivers/open-neon-store.ts';
+import { createApp, type EdgeApp } from '../app.ts';
+import { type EdgeConfig, edgeConfigFromEnv } from '../edge-config.ts';
+import { environments } from '../environments/environments.ts';
+import { errorResponse } from '../http/error-response.ts';
+import { ApiError } from '../http/api-error.ts';
+import { OpenAIPolicyClient } from '../policy/openai-policy-client.ts';
+import { consumeEpisode } from '../rollouts/consume-episode.ts';
+import type { EpisodeMessage } from '../rollouts/episode-message.ts';
+import { queueMaxDeliveries, retryDelaySeconds } from '../rollouts/queue-delivery.ts';
+import { queueDispatcher } from './queue-dispatcher.ts';
+import { perUseStoreProvider } from '../store-provider.ts';
+import type { ExecutionContextLike, MessageBatchLike, QueueLike } from './worker-types.ts';
+
+export interface WorkerEnv {
+  /** Secret: the Neon (or any Postgres behind a WebSocket proxy) connection string. */
+  readonly DATABASE_URL?: string;
+  readonly INFERENCE_BASE_URL?: string;
+  readonly INFERENCE_API_KEY?: string;
+  readonly INFERENCE_TOKEN_IDS?: string;
+  readonly INFERENCE_TIMEOUT_MS?: string;
+  readonly EDGE_API_KEYS?: string;
+  readonly DEFAULT_MODEL?: string;
+  /** Local development and tests only: `host:port` of a WebSocket-to-TCP tunnel in front of Postgres. */
+  readonly NEON_DEV_WS_PROXY?: string;
+  readonly EPISODES: QueueLike<EpisodeMessage>;
+}
+
+interface Prepared {
+  readonly config: EdgeConfig;
+  readonly app: EdgeApp;
+  readonly openStore: () => ReturnType<typeof openNeonStore>;
+}
+
+// The env object is fixed for an isolate's life; build the app once per env.
+const prepared = new WeakMap<object, Prepared>();
+
+function prepare(env: WorkerEnv): Prepared {
+  const cached = prepared.get(env);
+  if (cached) return cached;
+  const config = edgeConfigFromEnv(env as unknown as Readonly<Record<string, string | undefined>>);
+  const databaseUrl = env.DATABASE_URL;
+  if (!databaseUrl)
+    throw new Error('edge configuration:\n  DATABASE_URL must be set (wrangler secret put DATABASE_URL)');
+  const neon = neonSettings(env.NEON_DEV_WS_PROXY);
+  const openStore = () => openNeonStore({ url: databaseUrl, ...(neon ? { neon } : {}) });
+  const app = createApp({
+    stores: perUseStoreProvider(openStore),
+    environments,
+    dispatcher: queueDispatcher(env.EPISODES),
+    upstream: config.upstream,
+    apiKeys: config.apiKeys,
+    ...(config.defaultModel ? { defaultModel: config.defaultModel } : {}),
+  });
+  const entry = { config, app, openStore };
+  prepared.set(env, entry);
+  return entry;
+}
+
+/** Neon's defaults suit its hosted proxy; a local tunnel needs plain ws:// and no pipelining. */
+function neonSettings(tunnel: string | undefined): NeonSettings | undefined {
+  if (!tunnel) return undefined;
+  return {
+    wsProxy: (host, port) => `${tunnel}/v2?address=${host}:${port}`,
+    useSecureWebSocket: false,
+    pipelineTLS: false,
+    pipelineConnect: false,
+  };
+}
+
+export default {
+  async fetch(request: Request, env: WorkerEnv, ctx: ExecutionContextLike): Promise<Response> {
+    let app: EdgeApp;
+    try {
+      app = prepare(env).app;
+    } catch (error) {
+      // Misconfiguration is the operator's to fix: say which variable, never echo a secret.
+      const message = error instanceof Error ? error.message : String(error);
+      const response = errorResponse(new ApiError('unavailable', message));
+      return Response.json(response.body, { status: response.status });
+    }
+    return app.fetch(request, env, ctx);
+  },
+
+  async queue(batch: MessageBatchLike<unknown>, env: WorkerEnv, ctx: ExecutionContextLike): Promise<void> {
+    const { config, openStore } = prepare(env);
+    const store = await openStore();
+    const policy = new OpenAIPolicyClient({
+      baseUrl: config.upstream.baseUrl,
+      ...(config.upstream.apiKey ? { apiKey: config.upstream.apiKey } : {}),
+      requestTokenIds: config.upstream.requestTokenIds,
+    });
+    try {
+      await Promise.all(
+        batch.messages.map(async (message) => {
+          const consumed = await consumeEpisode(
+            { store, environments, policy, settings: { policyTimeoutMs: config.policyTimeoutMs } },
+            message.body,
+            { attempt: message.attempts, maxAttempts: queueMaxDeliveries },
+          );
+          if (consumed.ack) message.ack();
+          else message.retry({ delaySeconds: retryDelaySeconds(message.attempts) });
+        }),
+      );
+    } finally {
+      ctx.waitUntil(store.close());
+    }
+  },
+};

@@ -1,0 +1,33 @@
+// Gathers an experiment's per-arm outcomes from the store and builds its A/B report: the I/O half of
+// `edgerl ab report` (the statistics are in build-ab-report.ts).
+import type { TaskSplit } from '../protocol/statuses.ts';
+import { type AbRewardSource, abArmOutcomes } from '../db/store/ab-arm-outcomes.ts';
+import { type AbExperimentView, getAbExperiment } from '../db/store/get-ab-experiment.ts';
+import type { StoreDb } from '../db/store-db.ts';
+import { type AbReport, buildAbReport } from './build-ab-report.ts';
+
+export interface LoadAbReportOptions {
+  readonly reward?: AbRewardSource;
+  /** Only trajectories of tasks in this split (eval runs); all when absent. */
+  readonly split?: TaskSplit;
+}
+
+export interface LoadedAbReport {
+  readonly view: AbExperimentView;
+  readonly report: AbReport;
+}
+
+export async function loadAbReport(
+  db: StoreDb,
+  experimentRef: string,
+  options: LoadAbReportOptions = {},
+): Promise<LoadedAbReport> {
+  const view = await getAbExperiment(db, experimentRef);
+  const arms = await abArmOutcomes(db, {
+    experimentId: view.experiment.id,
+    reward: options.reward ?? 'auto',
+    ...(options.split ? { split: options.split } : {}),
+  });
+  const { name, status, metric, minSamples } = view.experiment;
+  return { view, report: buildAbReport({ experiment: { name, status, metric, minSamples }, arms }) };
+}

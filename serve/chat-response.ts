@@ -1,0 +1,80 @@
+// The non-streaming chat completion body, shaped as vLLM returns it: choices with the assistant
+// message (Hermes `<tool_call>` blocks parsed into OpenAI `tool_calls` and finish_reason
+// "tool_calls", as `--enable-auto-tool-choice --tool-call-parser hermes` does), `stop_reason`,
+// per-choice `token_ids` and top-level `prompt_token_ids` when `return_token_ids` is set, and usage.
+import type { ToolCall } from '../protocol/chat.ts';
+import { parseAssistantOutput } from '../model/tokenizer/index.ts';
+import { chatLogprobs, type ChatLogprobContent, type TokenNaming } from './logprobs-format.ts';
+import type { ChoiceRun } from './run-choices.ts';
+import type { GenerationSettings } from './sampling-fields.ts';
+
+export interface ChatResponseContext {
+  readonly id: string;
+  /** Unix seconds. */
+  readonly created: number;
+  /** The name the request asked for (base or adapter), echoed as `model`. */
+  readonly model: string;
+  readonly promptIds: readonly number[];
+  readonly settings: GenerationSettings;
+  /** Tools were offered with tool_choice "auto": parse tool calls out of the text. */
+  readonly toolsActive: boolean;
+  readonly naming: TokenNaming;
+}
+
+export interface AssistantReply {
+  content: string | null;
+  toolCalls: ToolCall[];
+}
+
+/** Call ids hash the text with this salt, so choices and requests get distinct ids. */
+export function toolCallSalt(context: ChatResponseContext, index: number): string {
+  return `${context.id}:${index}`;
+}
+
+export function assistantReply(context: ChatResponseContext, index: number, text: string): AssistantReply {
+  if (!context.toolsActive) return { content: text, toolCalls: [] };
+  const parsed = parseAssistantOutput(text, { idSalt: toolCallSalt(context, index) });
+  // Without calls the text goes back as generated (vLLM returns it untouched).
+  return parsed.toolCalls.length > 0
+    ? { content: parsed.content, toolCalls: parsed.toolCalls }
+    : { content: text, toolCalls: [] };
+}
+
+export function usage(promptTokens: number, choices: readonly ChoiceRun[]) {
+  const completion = choices.reduce((sum, choice) => sum + choice.output.tokenIds.length, 0);
+  return {
+    prompt_tokens: promptTokens,
+    completion_tokens: completion,
+    total_tokens: promptTokens + completion,
+  };
+}
+
+export function chatCompletionBody(context: ChatResponseContext, choices: readonly ChoiceRun[]) {
+  const { settings } = context;
+  return {
+    id: context.id,
+    object: 'chat.completion',
+    created: context.created,
+    model: context.model,
+    choices: choices.map(({ index, output }) => {
+      const reply = assistantReply(context, index, output.text);
+      const logprobs: { content: ChatLogprobContent[] } | null = settings.logprobs
+        ? { content: chatLogprobs(output.samples, context.naming) }
+        : null;
+      return {
+        index,
+        message: {
+          role: 'assistant',
+          content: reply.content,
+          ...(reply.toolCalls.length > 0 ? { tool_calls: reply.toolCalls } : {}),
+        },
+        logprobs,
+        finish_reason: reply.toolCalls.length > 0 ? 'tool_calls' : output.finishReason,
+        stop_reason: output.stopReason,
+        token_ids: settings.returnTokenIds ? [...output.tokenIds] : null,
+      };
+    }),
+    usage: usage(context.promptIds.length, choices),
+    prompt_token_ids: settings.returnTokenIds ? [...context.promptIds] : null,
+  };
+}

@@ -1,0 +1,128 @@
+// resolveTrainConfig: documented defaults, and every cross-field problem reported at once, each naming
+// the flag and how to fix it.
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { projections } from '../../model/hf-config.ts';
+import { resolveTrainConfig, TrainConfigError, type TrainConfigInput } from './train-config.ts';
+
+const minimal: TrainConfigInput = {
+  policyName: 'agent',
+  modelDir: 'models/tiny',
+  inference: { baseUrl: 'http://127.0.0.1:8000/v1/' },
+  owner: 'host:/out',
+};
+
+function issues(input: Partial<TrainConfigInput>): readonly string[] {
+  try {
+    resolveTrainConfig({ ...minimal, ...input });
+  } catch (error) {
+    if (error instanceof TrainConfigError) return error.issues;
+    throw error;
+  }
+  return [];
+}
+
+describe('resolveTrainConfig', () => {
+  it('fills the documented defaults', () => {
+    const config = resolveTrainConfig(minimal);
+    expect(config).toMatchObject({
+      mode: 'rl',
+      reward: 'ruler',
+      baseModelName: 'models/tiny',
+      outputDir: join('.edgerl', 'train', 'agent'),
+      servingDir: join('.edgerl', 'train', 'agent', 'adapters'),
+      inference: { baseUrl: 'http://127.0.0.1:8000/v1', timeoutMs: 60_000 },
+      publish: { makeDefault: true, abTestWeight: null },
+      groupsPerStep: 8,
+      stepsPerCycle: 1,
+      leaseSeconds: 600,
+      keepCheckpoints: 3,
+      maxSequenceTokens: null,
+      lora: {
+        r: 8,
+        alpha: 8,
+        dropout: 0,
+        targets: projections,
+        useRslora: false,
+        initA: 'kaiming-uniform',
+        freezeA: false,
+      },
+      sft: {
+        minReward: 1,
+        rewardField: 'final',
+        epochs: 3,
+        sequencesPerStep: 8,
+        learningRate: 2e-4,
+        limit: 1000,
+      },
+    });
+    expect(config.loss).toMatchObject({
+      lossKind: 'cispo',
+      clip: { low: 1, high: 4 },
+      aggregation: 'token-mean',
+      scaleRewards: 'none',
+      beta: 0,
+      learningRate: 5e-6,
+      maxGradNorm: 1,
+      microBatchTokens: 8192,
+    });
+  });
+
+  it('takes the clip band of the chosen loss', () => {
+    expect(resolveTrainConfig({ ...minimal, loss: { lossKind: 'ppo-clip' } }).loss.clip).toEqual({
+      low: 0.2,
+      high: 0.28,
+    });
+  });
+
+  it('reports every problem at once, naming the flag', () => {
+    const found = issues({
+      policyName: 'my agent',
+      inference: { baseUrl: '' },
+      reward: 'judge',
+      publish: { abTestWeight: 0.5 },
+      lora: { r: 0 },
+      loss: { learningRate: -1 },
+      groupsPerStep: 0,
+    });
+    expect(found).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^loss: learningRate must be > 0/),
+        expect.stringMatching(/^--reward must be one of ruler, verifier, ruler\+verifier, got "judge"/),
+        expect.stringMatching(/^--policy must be letters, digits/),
+        expect.stringMatching(/^--inference-url \(or EDGERL_INFERENCE_URL\) is required/),
+        expect.stringMatching(/^--ab-test lets the experiment decide which version serves: add --no-default/),
+        expect.stringMatching(/^--lora-rank must be an integer between 1 and 4096, got 0/),
+        expect.stringMatching(/^--groups-per-step must be an integer between 1 and 1000, got 0/),
+      ]),
+    );
+    expect(found).toHaveLength(7);
+  });
+
+  it('names a LoRA init it does not know', () => {
+    expect(issues({ lora: { initA: 'xavier' as 'orthogonal' } })).toEqual([
+      '--lora-init-a must be one of kaiming-uniform, orthogonal, got xavier',
+    ]);
+  });
+
+  it('wants the OpenAI base URL, with /v1', () => {
+    expect(issues({ inference: { baseUrl: 'http://127.0.0.1:8000' } })).toEqual([
+      '--inference-url must end in /v1 (the OpenAI base URL), got "http://127.0.0.1:8000"; try "http://127.0.0.1:8000/v1"',
+    ]);
+    expect(issues({ inference: { baseUrl: 'ftp://x/v1' } })[0]).toMatch(/must be an http\(s\) URL/);
+  });
+
+  it('checks the A/B share and the ruler+verifier weights', () => {
+    expect(issues({ publish: { makeDefault: false, abTestWeight: 1 } })[0]).toMatch(
+      /strictly between 0 and 1, got 1/,
+    );
+    expect(issues({ publish: { makeDefault: false, abTestWeight: 0.1 } })).toEqual([]);
+    expect(issues({ reward: 'ruler+verifier', rewardWeights: { judge: 0, verifier: 0 } })[0]).toMatch(
+      /at least one of the judge and verifier weights/,
+    );
+  });
+
+  it('refuses a sequence limit larger than a micro-batch', () => {
+    expect(issues({ maxSequenceTokens: 10_000 })[0]).toMatch(/exceeds --micro-batch-tokens \(8192\)/);
+  });
+});
