@@ -3,7 +3,7 @@ import type { ChatMessage, ToolSpec } from '../../protocol/chat.ts';
 import type { PolicyClient, PolicyResponse } from '../policy/policy-client.ts';
 import { isRetryablePolicyError } from '../policy/policy-error.ts';
 import type { EpisodeSettings } from './episode-defaults.ts';
-import { errorMessage } from './error-message.ts';
+import { errorMessage } from '../../protocol/error-message.ts';
 import { type RetryDeps, withRetries } from './with-retries.ts';
 
 export interface AskPolicyInput {

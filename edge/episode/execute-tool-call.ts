@@ -4,7 +4,7 @@ import type { ToolCall } from '../../protocol/chat.ts';
 import type { Capabilities } from '../environments/capabilities.ts';
 import type { Tool } from '../environments/tool.ts';
 import { ToolRefusal } from '../environments/tool-refusal.ts';
-import { errorMessage } from './error-message.ts';
+import { errorMessage } from '../../protocol/error-message.ts';
 import type { ToolErrorCode } from './tool-error-code.ts';
 
 export interface ToolExecution {

@@ -10,7 +10,7 @@ import type { PolicyClient } from '../policy/policy-client.ts';
 import { askPolicy } from './ask-policy.ts';
 import { assistantTurn, withToolCallIds } from './assistant-turn.ts';
 import { type EpisodeSettings, resolveEpisodeSettings } from './episode-defaults.ts';
-import { errorMessage } from './error-message.ts';
+import { errorMessage } from '../../protocol/error-message.ts';
 import type { EpisodeEvent } from './episode-events.ts';
 import { type ResumeFrom, resumePoint } from './resume-point.ts';
 import { EpisodeSetupError } from './episode-setup-error.ts';

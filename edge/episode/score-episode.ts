@@ -4,7 +4,7 @@
 import type { ChatMessage } from '../../protocol/chat.ts';
 import type { Capabilities } from '../environments/capabilities.ts';
 import type { Environment, EnvironmentTask, VerifierResult } from '../environments/environment.ts';
-import { errorMessage } from './error-message.ts';
+import { errorMessage } from '../../protocol/error-message.ts';
 import type { TrajectoryEnd } from './trajectory-sink.ts';
 import type { TurnOutcome } from './turn-outcome.ts';
 

@@ -10,7 +10,7 @@ import type { Store } from '../../db/store.ts';
 import type { ChatMessage } from '../../protocol/chat.ts';
 import type { TurnInput } from '../../protocol/turn.ts';
 import { assistantTurn, withToolCallIds } from '../episode/assistant-turn.ts';
-import { errorMessage } from '../episode/error-message.ts';
+import { errorMessage } from '../../protocol/error-message.ts';
 import { ApiError, invalidField } from '../http/api-error.ts';
 import { parseChatCompletion } from '../policy/parse-chat-completion.ts';
 import { rolloutMetadataSchema } from '../rollouts/rollout-metadata.ts';

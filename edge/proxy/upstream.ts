@@ -1,6 +1,6 @@
 // The inference endpoint the proxy forwards to (and the episode loop asks): any OpenAI-compatible
 // chat completions API. One call: the response status, its JSON (or text) and the latency.
-import { errorMessage } from '../episode/error-message.ts';
+import { errorMessage } from '../../protocol/error-message.ts';
 import { ApiError } from '../http/api-error.ts';
 
 export interface UpstreamEndpoint {

@@ -2,7 +2,7 @@
 // in-process queue): run it, and say whether to acknowledge it or have it delivered again. On the
 // last allowed delivery a failure ends the trajectory as `error`, so its group can still complete
 // instead of waiting forever on a message gone to the dead-letter queue.
-import { errorMessage } from '../episode/error-message.ts';
+import { errorMessage } from '../../protocol/error-message.ts';
 import {
   type EpisodeRunnerContext,
   abandonEpisode,

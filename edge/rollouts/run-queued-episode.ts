@@ -16,7 +16,7 @@ import type { EpisodeDeps } from '../episode/run-episode.ts';
 import { runEpisode } from '../episode/run-episode.ts';
 import type { EpisodeSettings } from '../episode/episode-defaults.ts';
 import type { EpisodeEvent } from '../episode/episode-events.ts';
-import { errorMessage } from '../episode/error-message.ts';
+import { errorMessage } from '../../protocol/error-message.ts';
 import type { EndStatus } from '../episode/trajectory-sink.ts';
 import type { PolicyClient } from '../policy/policy-client.ts';
 import { episodeMessageSchema } from './episode-message.ts';

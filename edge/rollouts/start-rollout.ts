@@ -8,7 +8,7 @@ import type { RolloutGroup } from '../../db/schema/rollout-groups.ts';
 import type { Task } from '../../db/schema/tasks.ts';
 import type { Store } from '../../db/store.ts';
 import type { Environment } from '../environments/environment.ts';
-import { errorMessage } from '../episode/error-message.ts';
+import { errorMessage } from '../../protocol/error-message.ts';
 import { ApiError, invalidField } from '../http/api-error.ts';
 import { type Route, resolveRoute } from '../routing/resolve-route.ts';
 import { type EpisodeDispatcher, episodeMessage } from './episode-message.ts';
