@@ -1,65 +1,12 @@
 // The store API in one object: every named query function bound to one database, with driver errors
 // that break a known constraint turned into StoreErrors. Driver-agnostic and free of Node-only imports,
 // so the edge Worker uses the same class (opened by open-neon-store.ts) as the trainer and the CLI.
-import type { TurnInput } from '../protocol/turn.ts';
 import { toStoreError } from './database-errors.ts';
 import { type MigrationReport, migrateStore, pendingMigrations } from './migrate.ts';
 import type { SqlClient } from './sql-client.ts';
 import type { StoreDb } from './store-db.ts';
-import { appendTurn } from './store/append-turn.ts';
-import { claimGroups, type ClaimGroupsInput } from './store/claim-groups.ts';
-import { type CreateGroupInput, createGroup } from './store/create-group.ts';
-import {
-  getDefaultVersion,
-  resolvePolicyVersion,
-  type SetDefaultVersionInput,
-  setDefaultVersion,
-} from './store/default-version.ts';
-import {
-  type CreateExperimentInput,
-  createExperiment,
-  type ExperimentRef,
-  getExperiment,
-  type ListExperimentsInput,
-  listExperiments,
-  type SetArmWeightsInput,
-  setArmWeights,
-  stopExperiment,
-} from './store/experiments.ts';
-import { type FinishTrajectoryInput, finishTrajectory } from './store/finish-trajectory.ts';
-import { type GetGroupInput, getGroup } from './store/get-group.ts';
-import { getTrajectory } from './store/get-trajectory.ts';
-import { type ReleaseGroupsInput, type RenewLeaseInput, releaseGroups, renewLease } from './store/leases.ts';
-import { type ListGroupsInput, listGroups } from './store/list-groups.ts';
-import { getTask, type ListTasksInput, listTasks } from './store/list-tasks.ts';
-import { type MarkGroupFailedInput, markGroupComplete, markGroupFailed } from './store/mark-group.ts';
-import { type MarkGroupsTrainedInput, markGroupsTrained } from './store/mark-groups-trained.ts';
-import { type CreatePolicyInput, createPolicy, getPolicy, type PolicyRef } from './store/policies.ts';
-import {
-  type PublishPolicyVersionInput,
-  publishPolicyVersion,
-  type RegisterPolicyVersionInput,
-  registerPolicyVersion,
-  retirePolicyVersion,
-} from './store/policy-versions.ts';
-import {
-  type MarkGroupUnscoredInput,
-  markGroupUnscored,
-  type RecordJudgeScoresInput,
-  recordJudgeScores,
-} from './store/record-judge-scores.ts';
 import { type RunReadOnlyQueryInput, runReadOnlyQuery } from './store/run-read-only-query.ts';
-import { type SetFinalRewardsInput, setFinalRewards } from './store/set-final-rewards.ts';
-import { type StartTrajectoryInput, startTrajectory } from './store/start-trajectory.ts';
-import {
-  type FinishTrainingRunInput,
-  finishTrainingRun,
-  type RecordTrainingStepInput,
-  recordTrainingStep,
-  type StartTrainingRunInput,
-  startTrainingRun,
-} from './store/training-runs.ts';
-import { type TaskInput, upsertTask, upsertTasks } from './store/upsert-tasks.ts';
+import { storeFunctions } from './store-functions.ts';
 
 export const storeDrivers = ['pglite', 'node-postgres', 'neon'] as const;
 export type StoreDriver = (typeof storeDrivers)[number];
@@ -73,14 +20,28 @@ export interface StoreParts {
   readonly close: () => Promise<void>;
 }
 
+type StoreFunctions = typeof storeFunctions;
+
+/** A store function with its database bound: the same arguments after `db`, the same result. */
+type Bound<F> = F extends (db: StoreDb, ...args: infer A) => Promise<infer R>
+  ? (...args: A) => Promise<R>
+  : never;
+
+/** Every function of store-functions.ts, bound to this store's database. */
+export type BoundStoreFunctions = { readonly [K in keyof StoreFunctions]: Bound<StoreFunctions[K]> };
+
+// Declaration merging: the class below fills these members in its constructor, from the table.
+export interface Store extends BoundStoreFunctions {}
+
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the interface only types what the constructor binds
 export class Store {
   /** The drizzle database, for queries the named functions do not cover. */
   readonly db: StoreDb;
-  /** Raw SQL with column order kept (`edgerl sql`). */
+  /** Raw SQL with column order kept (`edgerl sql`); outside any transaction of `transaction()`. */
   readonly sql: SqlClient;
   readonly driver: StoreDriver;
   readonly target: string;
-  readonly #close: () => Promise<void>;
+  readonly #parts: StoreParts;
   #closed = false;
 
   constructor(parts: StoreParts) {
@@ -88,7 +49,12 @@ export class Store {
     this.sql = parts.sql;
     this.driver = parts.driver;
     this.target = parts.target;
-    this.#close = parts.close;
+    this.#parts = parts;
+    const self = this as unknown as Record<string, unknown>;
+    for (const [name, fn] of Object.entries(storeFunctions)) {
+      const call = fn as (db: StoreDb, ...args: unknown[]) => Promise<unknown>;
+      self[name] = (...args: unknown[]) => this.#run(() => call(this.db, ...args));
+    }
   }
 
   /** Runs a store function, mapping constraint violations (unique, foreign key, check) to StoreErrors. */
@@ -100,54 +66,16 @@ export class Store {
     }
   }
 
-  // Tasks
-  upsertTasks = (input: readonly TaskInput[]) => this.#run(() => upsertTasks(this.db, input));
-  upsertTask = (input: TaskInput) => this.#run(() => upsertTask(this.db, input));
-  getTask = (taskId: string) => this.#run(() => getTask(this.db, taskId));
-  listTasks = (input: ListTasksInput) => this.#run(() => listTasks(this.db, input));
-
-  // Episodes
-  createGroup = (input: CreateGroupInput) => this.#run(() => createGroup(this.db, input));
-  startTrajectory = (input: StartTrajectoryInput) => this.#run(() => startTrajectory(this.db, input));
-  appendTurn = (input: TurnInput) => this.#run(() => appendTurn(this.db, input));
-  finishTrajectory = (input: FinishTrajectoryInput) => this.#run(() => finishTrajectory(this.db, input));
-  getTrajectory = (trajectoryId: string) => this.#run(() => getTrajectory(this.db, trajectoryId));
-  getGroup = (input: GetGroupInput) => this.#run(() => getGroup(this.db, input));
-  listGroups = (input: ListGroupsInput = {}) => this.#run(() => listGroups(this.db, input));
-  markGroupComplete = (groupId: string) => this.#run(() => markGroupComplete(this.db, groupId));
-  markGroupFailed = (input: MarkGroupFailedInput) => this.#run(() => markGroupFailed(this.db, input));
-
-  // Scoring and training
-  recordJudgeScores = (input: RecordJudgeScoresInput) => this.#run(() => recordJudgeScores(this.db, input));
-  markGroupUnscored = (input: MarkGroupUnscoredInput) => this.#run(() => markGroupUnscored(this.db, input));
-  setFinalRewards = (input: SetFinalRewardsInput) => this.#run(() => setFinalRewards(this.db, input));
-  claimGroups = (input: ClaimGroupsInput) => this.#run(() => claimGroups(this.db, input));
-  renewLease = (input: RenewLeaseInput) => this.#run(() => renewLease(this.db, input));
-  releaseGroups = (input: ReleaseGroupsInput) => this.#run(() => releaseGroups(this.db, input));
-  markGroupsTrained = (input: MarkGroupsTrainedInput) => this.#run(() => markGroupsTrained(this.db, input));
-  startTrainingRun = (input: StartTrainingRunInput) => this.#run(() => startTrainingRun(this.db, input));
-  recordTrainingStep = (input: RecordTrainingStepInput) =>
-    this.#run(() => recordTrainingStep(this.db, input));
-  finishTrainingRun = (input: FinishTrainingRunInput) => this.#run(() => finishTrainingRun(this.db, input));
-
-  // Policies and versions
-  createPolicy = (input: CreatePolicyInput) => this.#run(() => createPolicy(this.db, input));
-  getPolicy = (ref: PolicyRef) => this.#run(() => getPolicy(this.db, ref));
-  registerPolicyVersion = (input: RegisterPolicyVersionInput) =>
-    this.#run(() => registerPolicyVersion(this.db, input));
-  publishPolicyVersion = (input: PublishPolicyVersionInput) =>
-    this.#run(() => publishPolicyVersion(this.db, input));
-  retirePolicyVersion = (versionId: string) => this.#run(() => retirePolicyVersion(this.db, versionId));
-  setDefaultVersion = (input: SetDefaultVersionInput) => this.#run(() => setDefaultVersion(this.db, input));
-  getDefaultVersion = (ref: PolicyRef) => this.#run(() => getDefaultVersion(this.db, ref));
-  resolvePolicyVersion = (modelName: string) => this.#run(() => resolvePolicyVersion(this.db, modelName));
-
-  // Experiments
-  createExperiment = (input: CreateExperimentInput) => this.#run(() => createExperiment(this.db, input));
-  getExperiment = (ref: ExperimentRef) => this.#run(() => getExperiment(this.db, ref));
-  listExperiments = (input: ListExperimentsInput = {}) => this.#run(() => listExperiments(this.db, input));
-  setArmWeights = (input: SetArmWeightsInput) => this.#run(() => setArmWeights(this.db, input));
-  stopExperiment = (experimentId: string) => this.#run(() => stopExperiment(this.db, experimentId));
+  /**
+   * Runs `work` in one database transaction with the same API: every function of the Store it is
+   * handed runs inside the transaction, which commits when `work` resolves and rolls back when it
+   * throws (the error, mapped like any store error, is rethrown). Nested calls use savepoints.
+   */
+  transaction<T>(work: (tx: Store) => Promise<T>): Promise<T> {
+    return this.#run(() =>
+      this.db.transaction((db) => work(new Store({ ...this.#parts, db, close: async () => {} }))),
+    );
+  }
 
   // SQL
   runReadOnlyQuery = (input: RunReadOnlyQueryInput) => runReadOnlyQuery(this.sql, input);
@@ -160,6 +88,6 @@ export class Store {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.#close();
+    await this.#parts.close();
   }
 }

@@ -1,0 +1,102 @@
+// Every named query function of the store, in one table: the Store binds each one to its database
+// (so callers never import db/store/*.ts, and a function added here is on the Store at once).
+// Each takes the drizzle database first; the table leaves out raw SQL and migrations, which take
+// other handles (see store.ts).
+import { abArmOutcomes } from './store/ab-arm-outcomes.ts';
+import { appendTurn } from './store/append-turn.ts';
+import { claimGroups } from './store/claim-groups.ts';
+import { createAbExperiment } from './store/create-ab-experiment.ts';
+import { createGroup } from './store/create-group.ts';
+import { getDefaultVersion, resolvePolicyVersion, setDefaultVersion } from './store/default-version.ts';
+import {
+  createExperiment,
+  getExperiment,
+  listExperiments,
+  setArmWeights,
+  stopExperiment,
+} from './store/experiments.ts';
+import { finishTrajectory } from './store/finish-trajectory.ts';
+import { getAbExperiment } from './store/get-ab-experiment.ts';
+import { getGroup } from './store/get-group.ts';
+import { getPolicyVersion } from './store/get-policy-version.ts';
+import { getTrajectory } from './store/get-trajectory.ts';
+import { releaseGroups, renewLease } from './store/leases.ts';
+import { listAbExperiments } from './store/list-ab-experiments.ts';
+import { listGroups } from './store/list-groups.ts';
+import { getTask, listTasks } from './store/list-tasks.ts';
+import { markGroupComplete, markGroupFailed } from './store/mark-group.ts';
+import { markGroupsTrained } from './store/mark-groups-trained.ts';
+import { reclaimGroups, releaseOwnerLeases } from './store/owner-leases.ts';
+import { createPolicy, getPolicy } from './store/policies.ts';
+import { publishPolicyVersion, registerPolicyVersion, retirePolicyVersion } from './store/policy-versions.ts';
+import { promoteArm } from './store/promote-arm.ts';
+import { markGroupUnscored, recordJudgeScores } from './store/record-judge-scores.ts';
+import { resolveVersionRef } from './store/resolve-version-ref.ts';
+import { rollbackDefaultVersion } from './store/rollback-default-version.ts';
+import { selectTrajectories } from './store/select-trajectories.ts';
+import { setFinalRewards } from './store/set-final-rewards.ts';
+import { startTrajectory } from './store/start-trajectory.ts';
+import { commitTrainingCycle, recordPublishFailure } from './store/training-cycle.ts';
+import { finishTrainingRun, recordTrainingStep, startTrainingRun } from './store/training-runs.ts';
+import { turnsAfter } from './store/turns-after.ts';
+import { unfinishedRollouts } from './store/unfinished-rollouts.ts';
+import { upsertTask, upsertTasks } from './store/upsert-tasks.ts';
+
+export const storeFunctions = {
+  // Tasks
+  upsertTasks,
+  upsertTask,
+  getTask,
+  listTasks,
+  // Episodes
+  createGroup,
+  startTrajectory,
+  appendTurn,
+  finishTrajectory,
+  getTrajectory,
+  turnsAfter,
+  getGroup,
+  listGroups,
+  markGroupComplete,
+  markGroupFailed,
+  unfinishedRollouts,
+  // Scoring and training
+  recordJudgeScores,
+  markGroupUnscored,
+  setFinalRewards,
+  selectTrajectories,
+  claimGroups,
+  renewLease,
+  releaseGroups,
+  reclaimGroups,
+  releaseOwnerLeases,
+  markGroupsTrained,
+  commitTrainingCycle,
+  recordPublishFailure,
+  startTrainingRun,
+  recordTrainingStep,
+  finishTrainingRun,
+  // Policies and versions
+  createPolicy,
+  getPolicy,
+  registerPolicyVersion,
+  publishPolicyVersion,
+  retirePolicyVersion,
+  getPolicyVersion,
+  resolveVersionRef,
+  setDefaultVersion,
+  getDefaultVersion,
+  rollbackDefaultVersion,
+  resolvePolicyVersion,
+  // Experiments
+  createExperiment,
+  createAbExperiment,
+  getExperiment,
+  getAbExperiment,
+  listExperiments,
+  listAbExperiments,
+  setArmWeights,
+  stopExperiment,
+  promoteArm,
+  abArmOutcomes,
+} as const;
