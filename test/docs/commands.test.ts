@@ -3,24 +3,17 @@
 // through bash, and each must exit 0. Blocks marked `<!-- docs-test: skip: reason -->` (servers, accounts,
 // GPUs, minutes-long runs) are not run; their `edgerl` commands are checked against the CLI's command table.
 import { spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Command } from '../../cli/command.ts';
 import { commands as cliCommands } from '../../cli/commands.ts';
 import { openStore } from '../../db/drivers/open-store.ts';
 import { type DocCommand, edgerlInvocations, extractCommands } from './doc-blocks.ts';
+import { checkout, docFiles, readDoc } from './doc-files.ts';
 
-const root = resolve(import.meta.dirname, '../..');
-const docFiles = [
-  'README.md',
-  ...readdirSync(join(root, 'docs'))
-    .filter((name) => name.endsWith('.md'))
-    .sort()
-    .map((name) => `docs/${name}`),
-];
-const extracted = docFiles.map((file) => extractCommands(file, readFileSync(join(root, file), 'utf8')));
+const extracted = docFiles.map((file) => extractCommands(file, readDoc(file)));
 const documented = extracted.flatMap((blocks) => blocks.commands);
 const toRun = documented.filter((command) => command.skip === undefined);
 const skipped = documented.filter((command) => command.skip !== undefined);
@@ -89,7 +82,7 @@ interface Outcome {
 }
 
 function runCommand(command: string, cwd: string): Promise<Outcome> {
-  const env: NodeJS.ProcessEnv = { ...process.env, DOCS_TEST_CHECKOUT: root, NO_COLOR: '1' };
+  const env: NodeJS.ProcessEnv = { ...process.env, DOCS_TEST_CHECKOUT: checkout, NO_COLOR: '1' };
   // The page's own embedded store under cwd, whatever the caller's environment points at.
   delete env.DATABASE_URL;
   delete env.EDGERL_DATA_DIR;

@@ -4,15 +4,8 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { checkout as root, docFiles, docPages as pages, readDoc as read } from './doc-files.ts';
 import { headingAnchors, relativeLinks, repositoryPaths } from './doc-links.ts';
-
-const root = resolve(import.meta.dirname, '../..');
-const pages = readdirSync(join(root, 'docs'))
-  .filter((name) => name.endsWith('.md'))
-  .sort()
-  .map((name) => `docs/${name}`);
-const docFiles = ['README.md', ...pages];
-const read = (file: string) => readFileSync(join(root, file), 'utf8');
 
 describe('the docs', () => {
   it('link only to files and headings that exist', () => {
