@@ -2,8 +2,10 @@
 // `serve-model`, or OpenAI itself. fetch only (no Node imports), so it runs in workerd too.
 // Non-streaming: the loop needs whole turns; token streaming to clients is not its job.
 import type { PolicyClient, PolicyRequest, PolicyResponse } from './policy-client.ts';
+import { chatCompletionsUrl } from '../../protocol/openai/chat-completions-url.ts';
+import { parseRetryAfter } from '../../protocol/openai/retry-after.ts';
 import { PolicyError } from './policy-error.ts';
-import { parseChatCompletion } from './parse-chat-completion.ts';
+import { toPolicyResponse } from './to-policy-response.ts';
 
 export interface OpenAIPolicyClientOptions {
   /** The API root, e.g. `http://127.0.0.1:8000/v1`; `/chat/completions` is appended. */
@@ -37,7 +39,7 @@ export class OpenAIPolicyClient implements PolicyClient {
         `baseUrl must be an absolute http(s) URL such as http://127.0.0.1:8000/v1, got "${options.baseUrl}"`,
       );
     }
-    this.#url = `${base.href.replace(/\/+$/, '')}/chat/completions`;
+    this.#url = chatCompletionsUrl(base.href);
     this.#options = options;
   }
 
@@ -77,7 +79,7 @@ export class OpenAIPolicyClient implements PolicyClient {
     const latencyMs = Math.max(0, now() - started);
     if (!response.ok) {
       const snippet = text.length > maxErrorBodyChars ? `${text.slice(0, maxErrorBodyChars)}…` : text;
-      const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
+      const retryAfterMs = parseRetryAfter(response.headers, Date.now());
       throw new PolicyError('http', `HTTP ${response.status} from ${this.#url}: ${snippet.trim()}`, {
         status: response.status,
         ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
@@ -89,7 +91,7 @@ export class OpenAIPolicyClient implements PolicyClient {
     } catch (error) {
       throw new PolicyError('invalid-response', `response from ${this.#url} is not JSON`, { cause: error });
     }
-    return parseChatCompletion(json, { model: request.model, latencyMs });
+    return toPolicyResponse(json, { model: request.model, latencyMs });
   }
 
   #transportError(error: unknown, signal: AbortSignal): PolicyError {
@@ -124,13 +126,4 @@ function parseUrl(text: string): URL | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** `Retry-After` is either delay-seconds or an HTTP date (RFC 9110 §10.2.3). */
-export function parseRetryAfter(value: string | null, nowMs: number = Date.now()): number | undefined {
-  if (value === null) return undefined;
-  const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-  const date = Date.parse(trimmed);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
 }

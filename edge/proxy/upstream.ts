@@ -1,6 +1,7 @@
 // The inference endpoint the proxy forwards to (and the episode loop asks): any OpenAI-compatible
 // chat completions API. One call: the response status, its JSON (or text) and the latency.
 import { errorMessage } from '../../protocol/error-message.ts';
+import { chatCompletionsUrl } from '../../protocol/openai/chat-completions-url.ts';
 import { ApiError } from '../http/api-error.ts';
 
 export interface UpstreamEndpoint {
@@ -26,7 +27,7 @@ export async function callUpstream(
   body: Record<string, unknown>,
   signal?: AbortSignal,
 ): Promise<UpstreamReply> {
-  const url = `${endpoint.baseUrl.replace(/\/+$/, '')}/chat/completions`;
+  const url = chatCompletionsUrl(endpoint.baseUrl);
   const timeout = AbortSignal.timeout(endpoint.timeoutMs);
   const started = performance.now();
   try {
@@ -65,7 +66,7 @@ export async function openUpstream(
   body: Record<string, unknown>,
   signal?: AbortSignal,
 ): Promise<Response> {
-  const url = `${endpoint.baseUrl.replace(/\/+$/, '')}/chat/completions`;
+  const url = chatCompletionsUrl(endpoint.baseUrl);
   const timeout = AbortSignal.timeout(endpoint.timeoutMs);
   try {
     return await (endpoint.fetch ?? fetch)(url, {
