@@ -3,6 +3,7 @@
 // Non-streaming: the loop needs whole turns; token streaming to clients is not its job.
 import type { PolicyClient, PolicyRequest, PolicyResponse } from './policy-client.ts';
 import { chatCompletionsUrl } from '../../protocol/openai/chat-completions-url.ts';
+import { fetchFailureMessage } from '../../protocol/openai/fetch-failure-message.ts';
 import { parseRetryAfter } from '../../protocol/openai/retry-after.ts';
 import { PolicyError } from './policy-error.ts';
 import { toPolicyResponse } from './to-policy-response.ts';
@@ -103,21 +104,10 @@ export class OpenAIPolicyClient implements PolicyClient {
         ? new PolicyError('timeout', `no answer from ${this.#url} in time`, { cause: error })
         : new PolicyError('cancelled', 'the request was cancelled', { cause: error });
     }
-    return new PolicyError('network', `cannot reach ${this.#url}: ${describe(error)}`, { cause: error });
+    return new PolicyError('network', `cannot reach ${this.#url}: ${fetchFailureMessage(error)}`, {
+      cause: error,
+    });
   }
-}
-
-/** fetch's own message is often just "fetch failed"; the cause says why (ECONNREFUSED, …). */
-function describe(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause: unknown = error.cause;
-  const detail =
-    cause instanceof Error
-      ? cause.message
-      : typeof cause === 'object' && cause !== null && 'code' in cause
-        ? String(cause.code)
-        : '';
-  return detail && detail !== error.message ? `${error.message} (${detail})` : error.message;
 }
 
 function parseUrl(text: string): URL | undefined {

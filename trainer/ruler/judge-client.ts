@@ -6,6 +6,7 @@
 import type { ChatMessage } from '../../protocol/chat.ts';
 import { completionUsageSchema, parseChatCompletion } from '../../protocol/openai/chat-completion.ts';
 import { chatCompletionsUrl } from '../../protocol/openai/chat-completions-url.ts';
+import { fetchFailureMessage } from '../../protocol/openai/fetch-failure-message.ts';
 import { parseRetryAfter } from '../../protocol/openai/retry-after.ts';
 import { isRetryableStatus } from '../../protocol/openai/retryable-status.ts';
 import { judgeResponseFormat, type ResponseMode, weakerMode } from './judge-response-format.ts';
@@ -99,8 +100,8 @@ export function createJudgeClient(options: JudgeClientOptions): JudgeClient {
         return { kind: 'timeout', retryable: true, message: `no answer within ${options.timeoutMs} ms` };
       }
       if (signal?.aborted) return { kind: 'aborted', retryable: false, message: 'aborted by the caller' };
-      const cause = error instanceof Error ? (error.cause ?? error) : error;
-      return { kind: 'network', retryable: true, message: `request to ${url} failed: ${String(cause)}` };
+      const message = `request to ${url} failed: ${fetchFailureMessage(error)}`;
+      return { kind: 'network', retryable: true, message };
     }
   }
 
