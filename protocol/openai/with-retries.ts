@@ -25,7 +25,7 @@ export interface RetryOptions {
   retriesAtOnce?(error: unknown): boolean;
   /** Stops retrying (the last error is returned) once aborted, during a wait too. */
   readonly signal?: AbortSignal;
-  /** Called before each wait, with the retry number (1 = first retry). */
+  /** Called before each retry, with its number (1 = first retry) and the wait (0 when at once). */
   onRetry?(retry: number, delayMs: number, error: unknown): void;
 }
 
