@@ -4,7 +4,7 @@ import type { PolicyClient, PolicyResponse } from '../policy/policy-client.ts';
 import { isRetryablePolicyError } from '../policy/policy-error.ts';
 import type { EpisodeSettings } from './episode-defaults.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
-import { type RetryDeps, withRetries } from './with-retries.ts';
+import { type RetryDeps, withRetries } from '../../protocol/openai/with-retries.ts';
 
 export interface AskPolicyInput {
   readonly policy: PolicyClient;

@@ -1,7 +1,7 @@
 // The episode loop's settings: defaults written once with their reasons, and the check that runs
 // before an episode starts.
 import { EpisodeSetupError } from './episode-setup-error.ts';
-import { checkRetryPolicy, defaultRetryPolicy, type RetryPolicy } from './retry-policy.ts';
+import { checkRetryPolicy, type RetryPolicy } from '../../protocol/openai/retry-policy.ts';
 
 export interface EpisodeSettings {
   /**
@@ -17,6 +17,17 @@ export interface EpisodeSettings {
   readonly policyTimeoutMs: number;
   readonly retry: RetryPolicy;
 }
+
+/**
+ * Four attempts over at most 0.5 + 1 + 2 s of waiting (full jitter: less on average): rides out a
+ * restart of the inference server. 0.5 s and 8 s are also the OpenAI SDKs' first and longest delay.
+ */
+export const defaultRetryPolicy: RetryPolicy = {
+  maxAttempts: 4,
+  baseDelayMs: 500,
+  maxDelayMs: 8_000,
+  jitter: 'full',
+};
 
 export const episodeDefaults: EpisodeSettings = {
   temperature: 1,

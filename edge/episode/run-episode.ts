@@ -19,9 +19,12 @@ import { scoreEpisode } from './score-episode.ts';
 import { defaultStopRules, firstStop, type StopRule } from './stop-rules.ts';
 import type { EndStatus, TrajectoryEnd, TrajectorySink } from './trajectory-sink.ts';
 import type { EndOutcome, TurnOutcome } from './turn-outcome.ts';
-import { type RetryDeps, realSleep, withRetries } from './with-retries.ts';
+import { realSleep } from '../../protocol/openai/real-sleep.ts';
+import { type RetryDeps, withRetries } from '../../protocol/openai/with-retries.ts';
 
 export interface EpisodeDeps extends RetryDeps {
+  /** The jitter draw, in [0, 1). */
+  random(): number;
   /** Milliseconds, for tool latencies. */
   now(): number;
 }

@@ -5,7 +5,7 @@ import type { ChatMessage } from '../../protocol/chat.ts';
 import { multiHop, solve } from '../environments/multi-hop.ts';
 import { InMemoryTrajectorySink } from '../episode/in-memory-trajectory-sink.ts';
 import { runEpisode } from '../episode/run-episode.ts';
-import { OpenAIPolicyClient, parseRetryAfter } from './openai-policy-client.ts';
+import { OpenAIPolicyClient } from './openai-policy-client.ts';
 import type { PolicyRequest } from './policy-client.ts';
 import { isRetryablePolicyError, PolicyError } from './policy-error.ts';
 
@@ -214,18 +214,23 @@ describe('OpenAIPolicyClient', () => {
   });
 
   it('reports HTTP failures with their status, honouring Retry-After, and retries only the transient ones', async () => {
-    const standIn = await startVllmStandIn((body, response) =>
-      body.model === 'busy'
-        ? json(response, 503, { error: 'overloaded' }, { 'retry-after': '2' })
-        : json(response, 404, { error: { message: 'The model `nope` does not exist.' } }),
-    );
+    const standIn = await startVllmStandIn((body, response) => {
+      if (body.model === 'busy') return json(response, 503, { error: 'overloaded' }, { 'retry-after': '2' });
+      // OpenAI's own header, read before Retry-After.
+      if (body.model === 'limited')
+        return json(response, 429, { error: 'slow down' }, { 'retry-after-ms': '250', 'retry-after': '1' });
+      json(response, 404, { error: { message: 'The model `nope` does not exist.' } });
+    });
     const client = new OpenAIPolicyClient({ baseUrl: standIn.baseUrl });
     const busy = await client.complete(request({ model: 'busy' })).catch((error: unknown) => error);
     expect(busy).toBeInstanceOf(PolicyError);
-    expect(busy).toMatchObject({ kind: 'http', status: 503, retryAfterMs: 2_000 });
+    expect(busy).toMatchObject({ code: 'http', status: 503, retryAfterMs: 2_000 });
     expect(isRetryablePolicyError(busy)).toBe(true);
+    const limited = await client.complete(request({ model: 'limited' })).catch((error: unknown) => error);
+    expect(limited).toMatchObject({ code: 'http', status: 429, retryAfterMs: 250 });
+    expect(isRetryablePolicyError(limited)).toBe(true);
     const missing = await client.complete(request({ model: 'nope' })).catch((error: unknown) => error);
-    expect(missing).toMatchObject({ kind: 'http', status: 404 });
+    expect(missing).toMatchObject({ code: 'http', status: 404 });
     expect((missing as Error).message).toContain('The model `nope` does not exist.');
     expect(isRetryablePolicyError(missing)).toBe(false);
   });
@@ -242,21 +247,21 @@ describe('OpenAIPolicyClient', () => {
     });
     const client = new OpenAIPolicyClient({ baseUrl: standIn.baseUrl });
     await expect(client.complete(request({ model: 'garbled' }))).rejects.toMatchObject({
-      kind: 'invalid-response',
+      code: 'invalid-response',
     });
     const empty = await client.complete(request({ model: 'empty' })).catch((error: unknown) => error);
-    expect(empty).toMatchObject({ kind: 'invalid-response' });
+    expect(empty).toMatchObject({ code: 'invalid-response' });
     expect((empty as Error).message).toMatch(/choices/);
     await expect(
       client.complete(request({ model: 'slow', signal: AbortSignal.timeout(30) })),
     ).rejects.toMatchObject({
-      kind: 'timeout',
+      code: 'timeout',
     });
     const controller = new AbortController();
     const pending = client.complete(request({ model: 'slow', signal: controller.signal }));
     controller.abort();
     const cancelled = await pending.catch((error: unknown) => error);
-    expect(cancelled).toMatchObject({ kind: 'cancelled' });
+    expect(cancelled).toMatchObject({ code: 'cancelled' });
     expect(isRetryablePolicyError(cancelled)).toBe(false);
 
     // A port that was just free: nothing listens there.
@@ -264,7 +269,7 @@ describe('OpenAIPolicyClient', () => {
     await new Promise((resolve) => servers.pop()?.close(resolve));
     const unreachable = new OpenAIPolicyClient({ baseUrl: closed.baseUrl });
     const refused = await unreachable.complete(request()).catch((error: unknown) => error);
-    expect(refused).toMatchObject({ kind: 'network' });
+    expect(refused).toMatchObject({ code: 'network' });
     expect((refused as Error).message).toMatch(/ECONNREFUSED/);
   });
 
@@ -272,18 +277,6 @@ describe('OpenAIPolicyClient', () => {
     expect(() => new OpenAIPolicyClient({ baseUrl: 'localhost:8000' })).toThrow(
       /baseUrl must be an absolute http\(s\) URL.*"localhost:8000"/,
     );
-  });
-});
-
-describe('parseRetryAfter', () => {
-  it('reads seconds and HTTP dates', () => {
-    expect(parseRetryAfter('3')).toBe(3_000);
-    // 10 s after the given clock.
-    expect(
-      parseRetryAfter('Wed, 21 Oct 2015 07:28:10 GMT', Date.parse('Wed, 21 Oct 2015 07:28:00 GMT')),
-    ).toBe(10_000);
-    expect(parseRetryAfter('soon')).toBeUndefined();
-    expect(parseRetryAfter(null)).toBeUndefined();
   });
 });
 

@@ -2,8 +2,11 @@
 // `serve-model`, or OpenAI itself. fetch only (no Node imports), so it runs in workerd too.
 // Non-streaming: the loop needs whole turns; token streaming to clients is not its job.
 import type { PolicyClient, PolicyRequest, PolicyResponse } from './policy-client.ts';
+import { chatCompletionsUrl } from '../../protocol/openai/chat-completions-url.ts';
+import { fetchFailureMessage } from '../../protocol/openai/fetch-failure-message.ts';
+import { parseRetryAfter } from '../../protocol/openai/retry-after.ts';
 import { PolicyError } from './policy-error.ts';
-import { parseChatCompletion } from './parse-chat-completion.ts';
+import { toPolicyResponse } from './to-policy-response.ts';
 
 export interface OpenAIPolicyClientOptions {
   /** The API root, e.g. `http://127.0.0.1:8000/v1`; `/chat/completions` is appended. */
@@ -37,7 +40,7 @@ export class OpenAIPolicyClient implements PolicyClient {
         `baseUrl must be an absolute http(s) URL such as http://127.0.0.1:8000/v1, got "${options.baseUrl}"`,
       );
     }
-    this.#url = `${base.href.replace(/\/+$/, '')}/chat/completions`;
+    this.#url = chatCompletionsUrl(base.href);
     this.#options = options;
   }
 
@@ -77,7 +80,7 @@ export class OpenAIPolicyClient implements PolicyClient {
     const latencyMs = Math.max(0, now() - started);
     if (!response.ok) {
       const snippet = text.length > maxErrorBodyChars ? `${text.slice(0, maxErrorBodyChars)}…` : text;
-      const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
+      const retryAfterMs = parseRetryAfter(response.headers, Date.now());
       throw new PolicyError('http', `HTTP ${response.status} from ${this.#url}: ${snippet.trim()}`, {
         status: response.status,
         ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
@@ -89,7 +92,7 @@ export class OpenAIPolicyClient implements PolicyClient {
     } catch (error) {
       throw new PolicyError('invalid-response', `response from ${this.#url} is not JSON`, { cause: error });
     }
-    return parseChatCompletion(json, { model: request.model, latencyMs });
+    return toPolicyResponse(json, { model: request.model, latencyMs });
   }
 
   #transportError(error: unknown, signal: AbortSignal): PolicyError {
@@ -101,21 +104,10 @@ export class OpenAIPolicyClient implements PolicyClient {
         ? new PolicyError('timeout', `no answer from ${this.#url} in time`, { cause: error })
         : new PolicyError('cancelled', 'the request was cancelled', { cause: error });
     }
-    return new PolicyError('network', `cannot reach ${this.#url}: ${describe(error)}`, { cause: error });
+    return new PolicyError('network', `cannot reach ${this.#url}: ${fetchFailureMessage(error)}`, {
+      cause: error,
+    });
   }
-}
-
-/** fetch's own message is often just "fetch failed"; the cause says why (ECONNREFUSED, …). */
-function describe(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause: unknown = error.cause;
-  const detail =
-    cause instanceof Error
-      ? cause.message
-      : typeof cause === 'object' && cause !== null && 'code' in cause
-        ? String(cause.code)
-        : '';
-  return detail && detail !== error.message ? `${error.message} (${detail})` : error.message;
 }
 
 function parseUrl(text: string): URL | undefined {
@@ -124,13 +116,4 @@ function parseUrl(text: string): URL | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** `Retry-After` is either delay-seconds or an HTTP date (RFC 9110 §10.2.3). */
-export function parseRetryAfter(value: string | null, nowMs: number = Date.now()): number | undefined {
-  if (value === null) return undefined;
-  const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-  const date = Date.parse(trimmed);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
 }

@@ -12,7 +12,7 @@ import type { TurnInput } from '../../protocol/turn.ts';
 import { assistantTurn, withToolCallIds } from '../episode/assistant-turn.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 import { ApiError, invalidField } from '../http/api-error.ts';
-import { parseChatCompletion } from '../policy/parse-chat-completion.ts';
+import { toPolicyResponse } from '../policy/to-policy-response.ts';
 import { rolloutMetadataSchema } from '../rollouts/rollout-metadata.ts';
 import { type ClientAsked, clientChunk, clientResponse } from './client-response.ts';
 import { newMessages } from './new-messages.ts';
@@ -246,7 +246,7 @@ function replyTurn(
 ): { turn: TurnInput; toolCallIds: string[] } {
   const { request, trajectoryId } = call;
   try {
-    const response = parseChatCompletion(json, { model, latencyMs });
+    const response = toPolicyResponse(json, { model, latencyMs });
     const message = withToolCallIds(response.message, index);
     const requestedMax = request.max_completion_tokens ?? request.max_tokens ?? undefined;
     const built = assistantTurn(response, message, {

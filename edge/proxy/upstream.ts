@@ -1,6 +1,7 @@
 // The inference endpoint the proxy forwards to (and the episode loop asks): any OpenAI-compatible
 // chat completions API. One call: the response status, its JSON (or text) and the latency.
-import { errorMessage } from '../../protocol/error-message.ts';
+import { chatCompletionsUrl } from '../../protocol/openai/chat-completions-url.ts';
+import { fetchFailureMessage } from '../../protocol/openai/fetch-failure-message.ts';
 import { ApiError } from '../http/api-error.ts';
 
 export interface UpstreamEndpoint {
@@ -26,7 +27,7 @@ export async function callUpstream(
   body: Record<string, unknown>,
   signal?: AbortSignal,
 ): Promise<UpstreamReply> {
-  const url = `${endpoint.baseUrl.replace(/\/+$/, '')}/chat/completions`;
+  const url = chatCompletionsUrl(endpoint.baseUrl);
   const timeout = AbortSignal.timeout(endpoint.timeoutMs);
   const started = performance.now();
   try {
@@ -47,16 +48,9 @@ export async function callUpstream(
       latencyMs: performance.now() - started,
     };
   } catch (error) {
-    const reason = timeout.aborted ? `no answer within ${endpoint.timeoutMs} ms` : withCause(error);
+    const reason = timeout.aborted ? `no answer within ${endpoint.timeoutMs} ms` : fetchFailureMessage(error);
     throw new ApiError('bad-gateway', `inference endpoint ${url}: ${reason}`, { cause: error });
   }
-}
-
-/** fetch's own message is often only "fetch failed"; its cause says why (ECONNREFUSED, …). */
-function withCause(error: unknown): string {
-  const cause = error instanceof Error ? error.cause : undefined;
-  const detail = cause instanceof Error ? cause.message : '';
-  return detail ? `${errorMessage(error)} (${detail})` : errorMessage(error);
 }
 
 /** Opens a call whose body is read by the caller (a stream); the timeout covers the whole stream. */
@@ -65,7 +59,7 @@ export async function openUpstream(
   body: Record<string, unknown>,
   signal?: AbortSignal,
 ): Promise<Response> {
-  const url = `${endpoint.baseUrl.replace(/\/+$/, '')}/chat/completions`;
+  const url = chatCompletionsUrl(endpoint.baseUrl);
   const timeout = AbortSignal.timeout(endpoint.timeoutMs);
   try {
     return await (endpoint.fetch ?? fetch)(url, {
@@ -79,7 +73,7 @@ export async function openUpstream(
       signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
     });
   } catch (error) {
-    const reason = timeout.aborted ? `no answer within ${endpoint.timeoutMs} ms` : withCause(error);
+    const reason = timeout.aborted ? `no answer within ${endpoint.timeoutMs} ms` : fetchFailureMessage(error);
     throw new ApiError('bad-gateway', `inference endpoint ${url}: ${reason}`, { cause: error });
   }
 }

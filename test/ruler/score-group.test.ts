@@ -1,6 +1,8 @@
 // scoreGroup against the stand-in judge HTTP server (test/doubles/judge-server.ts, a test double that
 // plays an OpenAI-compatible judge API over real HTTP): id matching, format fallback, every failure of
 // the judge's answer and transport, identical groups, no-signal groups, caching, seeded order, K orders.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../protocol/chat.ts';
 import { canonicalJson } from '../../trainer/ruler/canonical-json.ts';
@@ -253,6 +255,42 @@ describe('scoreGroup against the stand-in judge server', () => {
     expect(delays).toEqual([30]);
   });
 
+  it("honours OpenAI's retry-after-ms before Retry-After, and an HTTP date, within the cap", async () => {
+    server.enqueue(
+      { kind: 'status', status: 429, headers: { 'retry-after-ms': '25', 'retry-after': '1' } },
+      { kind: 'status', status: 503, headers: { 'retry-after': 'Sun, 06 Nov 1994 08:49:37 GMT' } },
+      good,
+    );
+    const { config, client } = setup();
+    expectScoresByQuality(await scoreGroup(group, { config, client, sleep }));
+    // max(10, 25) = 25; the date is long past (a wait of 0), so the backoff stands: 20.
+    expect(delays).toEqual([25, 20]);
+  });
+
+  it('retries an unreachable judge and names the cause', async () => {
+    const { config } = setup({ maxRetries: 1 });
+    // A port that was just free: nothing listens there, so the connection is refused.
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    const baseUrl = `http://127.0.0.1:${port}/v1`;
+    const client = createJudgeClient({ ...config, baseUrl });
+    const result = await scoreGroup(group, { config, client, sleep });
+    expect(result).toMatchObject({ status: 'unscored', code: 'network', attempts: 2 });
+    expect(result.status === 'unscored' && result.reason).toMatch(
+      new RegExp(`request to ${baseUrl}/chat/completions failed: fetch failed \\(connect ECONNREFUSED`),
+    );
+    expect(delays).toEqual([10]);
+  });
+
+  it('retries a 409 as the OpenAI SDKs do', async () => {
+    server.enqueue({ kind: 'status', status: 409 }, good);
+    const { config, client } = setup();
+    expect(scored(await scoreGroup(group, { config, client, sleep })).calls).toBe(2);
+    expect(delays).toEqual([10]);
+  });
+
   it('does not retry a 401: one attempt, unscored, the endpoint message kept', async () => {
     server.enqueue({
       kind: 'status',
@@ -272,7 +310,10 @@ describe('scoreGroup against the stand-in judge server', () => {
   it('retries a completion without choices', async () => {
     server.enqueue({ kind: 'no-choices' }, good);
     const { config, client } = setup();
-    expect(scored(await scoreGroup(group, { config, client, sleep })).calls).toBe(2);
+    const result = scored(await scoreGroup(group, { config, client, sleep }));
+    expect(result.calls).toBe(2);
+    // The empty completion still reported (and billed) its 1000 prompt tokens: 2 × 1000.
+    expect(result.usage.promptTokens).toBe(2000);
   });
 
   it('judges an all-identical group once, copies the score, and flags it as carrying no signal', async () => {

@@ -60,6 +60,6 @@ describe('edge OpenAIPolicyClient against serve-model', () => {
   it('sees an unknown model as an HTTP 404', async () => {
     const error = await ask('agent@2').catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(PolicyError);
-    expect(error).toMatchObject({ kind: 'http', status: 404 });
+    expect(error).toMatchObject({ code: 'http', status: 404 });
   });
 });

@@ -4,6 +4,11 @@
 // back as data with a `retryable` flag; retrying itself is judge-with-retries.ts's job. Uses only
 // fetch and AbortSignal, so it runs in Cloudflare Workers as well as Node.
 import type { ChatMessage } from '../../protocol/chat.ts';
+import { completionUsageSchema, parseChatCompletion } from '../../protocol/openai/chat-completion.ts';
+import { chatCompletionsUrl } from '../../protocol/openai/chat-completions-url.ts';
+import { fetchFailureMessage } from '../../protocol/openai/fetch-failure-message.ts';
+import { parseRetryAfter } from '../../protocol/openai/retry-after.ts';
+import { isRetryableStatus } from '../../protocol/openai/retryable-status.ts';
 import { judgeResponseFormat, type ResponseMode, weakerMode } from './judge-response-format.ts';
 
 export interface TokenUsage {
@@ -25,10 +30,13 @@ export type JudgeCallFailureKind = (typeof judgeCallFailureKinds)[number];
 export interface JudgeCallFailure {
   readonly kind: JudgeCallFailureKind;
   readonly message: string;
-  /** Worth another attempt: timeouts, network errors, 408, 429, 5xx, empty or refused answers. */
+  /**
+   * Worth another attempt: timeouts, network errors, the statuses of the shared rule
+   * (protocol/openai/retryable-status.ts), empty, malformed or refused answers.
+   */
   readonly retryable: boolean;
   readonly status?: number;
-  /** From a Retry-After / retry-after-ms header. */
+  /** From a `retry-after-ms` or `Retry-After` header (protocol/openai/retry-after.ts). */
   readonly retryAfterMs?: number;
   readonly usage?: TokenUsage;
 }
@@ -53,6 +61,8 @@ export interface JudgeClientOptions {
   /** Start from this mode, e.g. one an earlier run found to work (default json_schema). */
   readonly initialMode?: ResponseMode;
   readonly fetch?: typeof fetch;
+  /** Wall-clock epoch milliseconds, for a Retry-After given as a date; Date.now by default. */
+  readonly now?: () => number;
 }
 
 export interface JudgeClient {
@@ -67,7 +77,7 @@ export interface JudgeClient {
 }
 
 export function createJudgeClient(options: JudgeClientOptions): JudgeClient {
-  const url = `${options.baseUrl.replace(/\/+$/, '')}/chat/completions`;
+  const url = chatCompletionsUrl(options.baseUrl);
   const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
   let mode: ResponseMode = options.initialMode ?? 'json_schema';
 
@@ -90,8 +100,8 @@ export function createJudgeClient(options: JudgeClientOptions): JudgeClient {
         return { kind: 'timeout', retryable: true, message: `no answer within ${options.timeoutMs} ms` };
       }
       if (signal?.aborted) return { kind: 'aborted', retryable: false, message: 'aborted by the caller' };
-      const cause = error instanceof Error ? (error.cause ?? error) : error;
-      return { kind: 'network', retryable: true, message: `request to ${url} failed: ${String(cause)}` };
+      const message = `request to ${url} failed: ${fetchFailureMessage(error)}`;
+      return { kind: 'network', retryable: true, message };
     }
   }
 
@@ -117,7 +127,7 @@ export function createJudgeClient(options: JudgeClientOptions): JudgeClient {
             mode = weaker;
             continue;
           }
-          return { kind: 'failure', failure: httpFailure(reply) };
+          return { kind: 'failure', failure: httpFailure(reply, (options.now ?? Date.now)()) };
         }
         return readCompletion(reply.text, mode);
       }
@@ -136,14 +146,13 @@ interface HttpReply {
   readonly text: string;
 }
 
-function httpFailure(reply: HttpReply): JudgeCallFailure {
+function httpFailure(reply: HttpReply, nowMs: number): JudgeCallFailure {
   const status = reply.status;
-  const retryable = status === 408 || status === 429 || status >= 500;
-  const retryAfterMs = parseRetryAfter(reply.headers);
+  const retryAfterMs = parseRetryAfter(reply.headers, nowMs);
   return {
     kind: 'http',
     status,
-    retryable,
+    retryable: isRetryableStatus(status),
     message: `HTTP ${status}: ${errorMessage(reply.text)}`,
     ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
   };
@@ -156,19 +165,20 @@ function readCompletion(text: string, mode: ResponseMode): JudgeCallOutcome {
   } catch {
     return failure('bad-response', `the endpoint answered 200 with a body that is not JSON: ${clip(text)}`);
   }
-  const record = asRecord(json);
-  const usage = readUsage(record?.usage);
-  const choice = asRecord(Array.isArray(record?.choices) ? record.choices[0] : undefined);
-  const message = asRecord(choice?.message);
-  if (!message) return failure('no-choices', 'the completion has no choices[0].message', usage);
-  if (typeof message.refusal === 'string' && message.refusal) {
-    return failure('refusal', `the judge refused: ${clip(message.refusal)}`, usage);
+  const parsed = parseChatCompletion(json);
+  if (!parsed.ok) {
+    // The tokens may be billed even when the answer cannot be read: keep the usage if it can be.
+    const usage = readUsage(asRecord(json)?.usage);
+    return parsed.noChoice
+      ? failure('no-choices', 'the completion has no choices[0].message', usage)
+      : failure('bad-response', parsed.message, usage);
   }
-  const content = typeof message.content === 'string' ? message.content : '';
-  const finishReason = typeof choice?.finish_reason === 'string' ? choice.finish_reason : undefined;
+  const { message, finish_reason: finishReason } = parsed.choice;
+  const usage = readUsage(parsed.completion.usage);
+  if (message.refusal) return failure('refusal', `the judge refused: ${clip(message.refusal)}`, usage);
   return {
     kind: 'answer',
-    content,
+    content: message.content ?? '',
     mode,
     ...(usage ? { usage } : {}),
     ...(finishReason ? { finishReason } : {}),
@@ -179,20 +189,13 @@ function failure(kind: JudgeCallFailureKind, message: string, usage?: TokenUsage
   return { kind: 'failure', failure: { kind, message, retryable: true, ...(usage ? { usage } : {}) } };
 }
 
+/** Both counts or nothing: a tally with half the usage would look exact and be wrong. */
 function readUsage(value: unknown): TokenUsage | undefined {
-  const usage = asRecord(value);
-  const prompt = usage?.prompt_tokens;
-  const completion = usage?.completion_tokens;
+  const usage = completionUsageSchema.safeParse(value);
+  const prompt = usage.success ? usage.data.prompt_tokens : undefined;
+  const completion = usage.success ? usage.data.completion_tokens : undefined;
   if (typeof prompt !== 'number' || typeof completion !== 'number') return undefined;
   return { promptTokens: prompt, completionTokens: completion };
-}
-
-function parseRetryAfter(headers: Headers): number | undefined {
-  const ms = Number(headers.get('retry-after-ms'));
-  if (headers.has('retry-after-ms') && Number.isFinite(ms) && ms >= 0) return ms;
-  const seconds = Number(headers.get('retry-after'));
-  if (headers.has('retry-after') && Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
-  return undefined;
 }
 
 function errorMessage(body: string): string {

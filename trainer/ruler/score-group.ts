@@ -4,13 +4,14 @@
 // `unscored` result with the reason; they are never replaced by made-up scores. Storing is the
 // caller's job (score-and-record.ts).
 import { formatIssues } from '../../protocol/format-issues.ts';
+import { realSleep } from '../../protocol/openai/real-sleep.ts';
 import { buildJudgePrompt, JUDGE_PROMPT_VERSION } from './build-judge-prompt.ts';
 import { canonicalJson } from './canonical-json.ts';
 import { DEFAULT_RUBRIC } from './default-rubric.ts';
 import { groupHash as hashGroup, rubricHash as hashRubric } from './group-hash.ts';
 import type { JudgeClient } from './judge-client.ts';
 import { type JudgeGroup, judgeGroupSchema, type JudgeTrajectory } from './judge-group.ts';
-import { judgeWithRetries } from './judge-with-retries.ts';
+import { judgeRetryPolicy, judgeWithRetries } from './judge-with-retries.ts';
 import type { LabelScore } from './parse-judge-answer.ts';
 import { type JudgeOrdering, planOrderings } from './plan-orderings.ts';
 import type { RulerCache } from './ruler-cache.ts';
@@ -32,8 +33,6 @@ export class RulerInputError extends Error {
   override readonly name = 'RulerInputError';
   readonly code = 'ruler-input';
 }
-
-const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export async function scoreGroup(input: JudgeGroup, deps: ScoreGroupDeps): Promise<ScoreGroupResult> {
   const parsed = judgeGroupSchema.safeParse(input);
@@ -94,7 +93,7 @@ export async function scoreGroup(input: JudgeGroup, deps: ScoreGroupDeps): Promi
     const result = await judgeWithRetries({
       client,
       prompt,
-      policy: config,
+      policy: judgeRetryPolicy(config),
       sleep: deps.sleep ?? realSleep,
       signal: deps.signal,
     });

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { missingToolName, parseChatCompletion } from './parse-chat-completion.ts';
+import { missingToolName, toPolicyResponse } from './to-policy-response.ts';
 
 const context = { model: 'asked', latencyMs: 5 };
 
-describe('parseChatCompletion', () => {
+describe('toPolicyResponse', () => {
   it('keeps a nameless tool call as an unknown tool and logprobs that do not line up with the ids apart', () => {
-    const response = parseChatCompletion(
+    const response = toPolicyResponse(
       {
         choices: [
           {
@@ -30,7 +30,7 @@ describe('parseChatCompletion', () => {
   });
 
   it('names the missing part of a body that is not a chat completion', () => {
-    expect(() => parseChatCompletion({ choices: [{}] }, context)).toThrow(/choices\.0\.message/);
-    expect(() => parseChatCompletion('nope', context)).toThrow(/unexpected chat completion shape/);
+    expect(() => toPolicyResponse({ choices: [{}] }, context)).toThrow(/choices\.0\.message/);
+    expect(() => toPolicyResponse('nope', context)).toThrow(/unexpected chat completion shape/);
   });
 });

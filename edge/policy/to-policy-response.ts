@@ -1,42 +1,9 @@
-// Reads an OpenAI-style chat completion into a PolicyResponse, with vLLM's extras when present:
-// top-level `prompt_token_ids` and per-choice `token_ids` (vLLM >= 0.10.2, `return_token_ids`),
-// and the sampled logprobs from `choices[0].logprobs.content[i].logprob`. Pure: no I/O.
-import { z } from 'zod';
+// A chat completion body as the episode loop takes it: the shared reader (protocol/openai) for the
+// shape, then a PolicyResponse with vLLM's token ids and logprobs kept when present. Pure: no I/O.
 import type { AssistantMessage, ToolCall } from '../../protocol/chat.ts';
-import { formatIssues } from '../../protocol/format-issues.ts';
+import { parseChatCompletion } from '../../protocol/openai/chat-completion.ts';
 import { type FinishReason, finishReasons, type PolicyResponse } from './policy-client.ts';
 import { PolicyError } from './policy-error.ts';
-
-const tokenIds = z.array(z.number().int().nonnegative());
-
-const completionSchema = z.object({
-  model: z.string().optional(),
-  prompt_token_ids: tokenIds.nullish(),
-  usage: z.object({ prompt_tokens: z.number().int().nonnegative().optional() }).nullish(),
-  choices: z
-    .array(
-      z.object({
-        finish_reason: z.string().nullish(),
-        token_ids: tokenIds.nullish(),
-        logprobs: z.object({ content: z.array(z.object({ logprob: z.number() })).nullish() }).nullish(),
-        message: z.object({
-          content: z.string().nullish(),
-          tool_calls: z
-            .array(
-              z.object({
-                id: z.string().nullish(),
-                function: z.object({
-                  name: z.string().nullish(),
-                  arguments: z.union([z.string(), z.record(z.string(), z.unknown())]).nullish(),
-                }),
-              }),
-            )
-            .nullish(),
-        }),
-      }),
-    )
-    .min(1),
-});
 
 /**
  * Stands in for a tool call without a name, which a model can produce and a parser pass on. It is
@@ -44,19 +11,14 @@ const completionSchema = z.object({
  */
 export const missingToolName = '(missing)';
 
-export function parseChatCompletion(
+/** Throws PolicyError `invalid-response` naming the offending field when `body` is no completion. */
+export function toPolicyResponse(
   body: unknown,
   context: { model: string; latencyMs: number },
 ): PolicyResponse {
-  const parsed = completionSchema.safeParse(body);
-  if (!parsed.success) {
-    throw new PolicyError(
-      'invalid-response',
-      `unexpected chat completion shape: ${formatIssues(parsed.error)}`,
-    );
-  }
-  const completion = parsed.data;
-  const choice = completion.choices[0] as (typeof completion.choices)[number];
+  const parsed = parseChatCompletion(body);
+  if (!parsed.ok) throw new PolicyError('invalid-response', parsed.message);
+  const { completion, choice } = parsed;
   const toolCalls: ToolCall[] = (choice.message.tool_calls ?? []).map((call) => ({
     id: call.id ?? '',
     type: 'function',
