@@ -50,6 +50,7 @@ import {
 } from './store/record-judge-scores.ts';
 import { type RunReadOnlyQueryInput, runReadOnlyQuery } from './store/run-read-only-query.ts';
 import { type SetFinalRewardsInput, setFinalRewards } from './store/set-final-rewards.ts';
+import { type SetTrajectoryToolsInput, setTrajectoryTools } from './store/set-trajectory-tools.ts';
 import { type StartTrajectoryInput, startTrajectory } from './store/start-trajectory.ts';
 import {
   type FinishTrainingRunInput,
@@ -110,6 +111,8 @@ export class Store {
   createGroup = (input: CreateGroupInput) => this.#run(() => createGroup(this.db, input));
   startTrajectory = (input: StartTrajectoryInput) => this.#run(() => startTrajectory(this.db, input));
   appendTurn = (input: TurnInput) => this.#run(() => appendTurn(this.db, input));
+  setTrajectoryTools = (input: SetTrajectoryToolsInput) =>
+    this.#run(() => setTrajectoryTools(this.db, input));
   finishTrajectory = (input: FinishTrajectoryInput) => this.#run(() => finishTrajectory(this.db, input));
   getTrajectory = (trajectoryId: string) => this.#run(() => getTrajectory(this.db, trajectoryId));
   getGroup = (input: GetGroupInput) => this.#run(() => getGroup(this.db, input));

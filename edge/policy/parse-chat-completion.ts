@@ -4,7 +4,8 @@
 import { z } from 'zod';
 import type { AssistantMessage, ToolCall } from '../../protocol/chat.ts';
 import { formatIssues } from '../../protocol/format-issues.ts';
-import { type FinishReason, finishReasons, type PolicyResponse } from './policy-client.ts';
+import { type FinishReason, finishReasons } from '../../protocol/finish-reason.ts';
+import type { PolicyResponse } from './policy-client.ts';
 import { PolicyError } from './policy-error.ts';
 
 const tokenIds = z.array(z.number().int().nonnegative());
