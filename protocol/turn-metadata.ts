@@ -59,7 +59,7 @@ export class TurnMetadataError extends Error {
  */
 export function readTurnMetadata(record: {
   readonly schemaVersion: unknown;
-  readonly metadata: unknown;
+  readonly metadata?: unknown;
 }): TurnMetadata {
   checkTurnVersion(record.schemaVersion);
   const parsed = turnMetadataSchema.safeParse(record.metadata ?? {});
