@@ -53,4 +53,11 @@ export const embeddedMigrations: readonly EmbeddedMigration[] = [
     hash: 'a4e4a1ffa3734b5a77053fa4220464c1fbc831c84d38ff6383acac173a0420ed',
     sql: "-- Custom SQL migration file, put your code below! --\n-- A read-only role for analysts: it may read every table and view of the trajectory store (and the\n-- sample shop) and change nothing. It cannot log in; give people login roles that are members of it:\n--   CREATE ROLE alice LOGIN PASSWORD '…' IN ROLE edgerl_analyst;\n-- Roles belong to the whole server, so the role may already exist (another database migrated first,\n-- possibly at the same moment: hence the exception handler). A migrating user without CREATEROLE gets\n-- a warning instead of a failed migration; an administrator can run this file again later.\nDO $$\nBEGIN\n  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'edgerl_analyst') THEN\n    BEGIN\n      CREATE ROLE edgerl_analyst NOLOGIN;\n    EXCEPTION\n      WHEN duplicate_object OR unique_violation THEN NULL;\n      WHEN insufficient_privilege THEN\n        RAISE WARNING 'edgerl_analyst not created: % may not create roles; ask an administrator to run db/migrations/0005_analyst_role.sql', current_user;\n        RETURN;\n    END;\n  END IF;\n  -- USAGE lets the role see the schemas' objects; SELECT on all tables covers the views too. Default\n  -- privileges give it SELECT on tables and views that later migrations (run by this same user) create.\n  GRANT USAGE ON SCHEMA public, sample TO edgerl_analyst;\n  GRANT SELECT ON ALL TABLES IN SCHEMA public, sample TO edgerl_analyst;\n  ALTER DEFAULT PRIVILEGES IN SCHEMA public, sample GRANT SELECT ON TABLES TO edgerl_analyst;\nEND\n$$;\n",
   },
+  {
+    tag: '0006_tool_specs_judge_details',
+    folderMillis: 1796113504719,
+    breakpoints: true,
+    hash: '8d1cb5404b32566c297ae95b386554d65c4000894f7b3c59251a7e777cf40c8c',
+    sql: 'ALTER TABLE "judge_scores" ADD COLUMN "details" jsonb;--> statement-breakpoint\nALTER TABLE "trajectories" ADD COLUMN "tools" jsonb;',
+  },
 ];

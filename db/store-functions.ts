@@ -35,6 +35,7 @@ import { resolveVersionRef } from './store/resolve-version-ref.ts';
 import { rollbackDefaultVersion } from './store/rollback-default-version.ts';
 import { selectTrajectories } from './store/select-trajectories.ts';
 import { setFinalRewards } from './store/set-final-rewards.ts';
+import { setTrajectoryTools } from './store/set-trajectory-tools.ts';
 import { startTrajectory } from './store/start-trajectory.ts';
 import { commitTrainingCycle, recordPublishFailure } from './store/training-cycle.ts';
 import { finishTrainingRun, recordTrainingStep, startTrainingRun } from './store/training-runs.ts';
@@ -51,6 +52,7 @@ export const storeFunctions = {
   // Episodes
   createGroup,
   startTrajectory,
+  setTrajectoryTools,
   appendTurn,
   finishTrajectory,
   getTrajectory,

@@ -23,6 +23,9 @@ export const toolSpecSchema = z.object({
 });
 export type ToolSpec = z.infer<typeof toolSpecSchema>;
 
+/** The tools offered in an episode, in the order they were offered (the order the chat template renders). */
+export const toolSpecListSchema = z.array(toolSpecSchema).max(1_000);
+
 export const systemMessageSchema = z.object({ role: z.literal('system'), content: z.string() });
 export const userMessageSchema = z.object({ role: z.literal('user'), content: z.string() });
 export const assistantMessageSchema = z.object({

@@ -3,8 +3,9 @@
 // with, and readers accept every past version.
 import { z } from 'zod';
 import { toolCallSchema } from './chat.ts';
-
-export const TURN_SCHEMA_VERSION = 1;
+import { toolErrorCodes } from './tool-error-code.ts';
+import { turnMetadataSchema } from './turn-metadata.ts';
+import { TURN_SCHEMA_VERSION } from './turn-version.ts';
 
 const tokenIds = z.array(z.number().int().nonnegative());
 
@@ -18,8 +19,8 @@ export const turnInputSchema = z
     content: z.string().nullable(),
     toolCalls: z.array(toolCallSchema).optional(),
     toolCallId: z.string().min(1).optional(),
-    /** For tool turns whose tool failed: a short machine-readable reason (`unknown-tool`, `tool-timeout`, …). */
-    toolError: z.string().min(1).optional(),
+    /** For tool turns whose tool failed: why, one of protocol/tool-error-code.ts. */
+    toolError: z.enum(toolErrorCodes).optional(),
     /** Assistant turns: the exact sampled completion token ids, as the inference server returned them. */
     completionTokenIds: tokenIds.optional(),
     /** Assistant turns: the sampling logprob of each completion token (same length as the ids). */
@@ -28,7 +29,7 @@ export const turnInputSchema = z
     /** The model or adapter name that answered (e.g. `agent@7`). */
     servedBy: z.string().min(1).optional(),
     latencyMs: z.number().nonnegative().optional(),
-    metadata: z.record(z.string(), z.unknown()).optional(),
+    metadata: turnMetadataSchema.optional(),
   })
   .superRefine((turn, ctx) => {
     const ids = turn.completionTokenIds;

@@ -4,8 +4,6 @@
 import { readFileSync } from 'node:fs';
 import { openStore } from '../../db/drivers/open-store.ts';
 import { storeConfigFromEnv } from '../../db/drivers/store-config.ts';
-import { getEnvironment } from '../../edge/environments/environments.ts';
-import type { ToolSpec } from '../../protocol/chat.ts';
 import { formatScoreReport } from '../../trainer/ruler/format-score-report.ts';
 import { createJudgeClient } from '../../trainer/ruler/judge-client.ts';
 import { loadJudgeGroup } from '../../trainer/ruler/load-judge-group.ts';
@@ -62,11 +60,15 @@ Options:
       if (loaded.group.trajectories.length === 0) {
         throw new Error(`group ${groupId} has no finished trajectory to score`);
       }
-      const tools = environmentTools(loaded.env, stderr);
-      const outcome = await scoreAndRecordGroup(
-        { ...loaded.group, ...(tools ? { tools } : {}) },
-        { config, client: createJudgeClient(config), sink: storeJudgeScoreSink(store) },
-      );
+      if (loaded.toolsMissing > 0)
+        stderr.write(
+          `note: ${loaded.toolsMissing} trajectory(ies) have no stored tool list (recorded before edgerl stored tools); the judge sees the tools the others stored, if any\n`,
+        );
+      const outcome = await scoreAndRecordGroup(loaded.group, {
+        config,
+        client: createJudgeClient(config),
+        sink: storeJudgeScoreSink(store),
+      });
       stdout.write(formatScoreReport(groupId, outcome));
       return outcome.status === 'scored' ? 0 : 1;
     } finally {
@@ -90,16 +92,5 @@ function readRubric(path: string | undefined): string | undefined {
     return readFileSync(path, 'utf8');
   } catch (error) {
     throw new UsageError(`--rubric-file: cannot read ${path}: ${(error as Error).message}`);
-  }
-}
-
-/** The environment's tool specs, so the judge sees what the agent could call; none for unknown envs. */
-function environmentTools(name: string | undefined, stderr: NodeJS.WritableStream): ToolSpec[] | undefined {
-  if (!name) return undefined;
-  try {
-    return getEnvironment(name).tools.map((tool) => tool.spec);
-  } catch {
-    stderr.write(`note: environment "${name}" is not built in; judging without its tool list\n`);
-    return undefined;
   }
 }

@@ -6,8 +6,6 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { openStore } from '../../db/drivers/open-store.ts';
 import { storeConfigFromEnv } from '../../db/drivers/store-config.ts';
-import { getEnvironment } from '../../edge/environments/environments.ts';
-import type { ToolSpec } from '../../protocol/chat.ts';
 import { selectBackend } from '../../model/backend.ts';
 import { type Projection, projections } from '../../model/hf-config.ts';
 import { createJudgeClient } from '../../trainer/ruler/judge-client.ts';
@@ -165,7 +163,6 @@ SFT (--sft: next-token loss on assistant tokens, the warm start before RL):
       session = await TrainerSession.open(config, {
         store,
         progress,
-        toolsFor: environmentTools,
         ...(judge ? { judge } : {}),
         ...(pauseAt ? { hook: pauseHook(pauseAt, stderr) } : {}),
       });
@@ -316,14 +313,6 @@ function judgeFromEnv(env: NodeJS.ProcessEnv) {
     throw new UsageError(`${(error as Error).message} (or train with --reward verifier)`);
   }
   return { config, client: createJudgeClient(config), cache: createMemoryRulerCache() };
-}
-
-function environmentTools(name: string): readonly ToolSpec[] | undefined {
-  try {
-    return getEnvironment(name).tools.map((tool) => tool.spec);
-  } catch {
-    return undefined;
-  }
 }
 
 function pausePoint(value: string | undefined): HookPoint | undefined {

@@ -12,7 +12,6 @@ import { publishedVersions } from './demo-queries.ts';
 import type { EdgeClient } from './edge-client.ts';
 import type { StopSignal } from './stop-signal.ts';
 import { demoEnvironment, demoPolicyName, demoTrainConfig } from './trainer-config.ts';
-import { toolsFor } from './warm-start.ts';
 
 export interface RoundRecord {
   readonly round: number;
@@ -50,7 +49,7 @@ export async function rlRounds(
   if (reusedRounds > 0) progress.line(`reusing ${reusedRounds} finished RL round(s); continuing`);
   const session = await TrainerSession.open(
     demoTrainConfig('rl', config, paths, deps.inferenceUrl, deps.judge !== undefined),
-    { store, progress, toolsFor, ...(deps.judge ? { judge: deps.judge } : {}) },
+    { store, progress, ...(deps.judge ? { judge: deps.judge } : {}) },
   );
   const rounds: RoundRecord[] = [];
   try {

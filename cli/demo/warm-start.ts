@@ -55,7 +55,6 @@ export async function warmStart(
   const session = await TrainerSession.open(demoTrainConfig('sft', config, paths, deps.inferenceUrl, false), {
     store: deps.store,
     progress: deps.progress,
-    toolsFor: toolsFor,
   });
   try {
     const report = await runSft(session);
@@ -66,13 +65,5 @@ export async function warmStart(
     return { version, reused: false, steps: report.steps };
   } finally {
     await session.close();
-  }
-}
-
-export function toolsFor(env: string) {
-  try {
-    return getEnvironment(env).tools.map((tool) => tool.spec);
-  } catch {
-    return undefined;
   }
 }

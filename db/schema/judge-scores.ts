@@ -1,6 +1,7 @@
 // Judge scores: one row per trajectory per judging (RULER ranks a whole group in one call; each
 // trajectory gets its row). Rows are kept on re-judging; trajectories.judge_score holds the latest.
-import { doublePrecision, index, integer, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import type { JudgeScoreDetails } from '../../protocol/judge-score-details.ts';
+import { doublePrecision, index, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { timestamptz } from './columns.ts';
 import { trajectories } from './trajectories.ts';
 
@@ -20,6 +21,8 @@ export const judgeScores = pgTable(
     promptTokens: integer('prompt_tokens'),
     completionTokens: integer('completion_tokens'),
     costUsd: doublePrecision('cost_usd'),
+    /** Provenance (group hash, per-ordering scores, reward weights, …): protocol/judge-score-details.ts. Null on rows from before it. */
+    details: jsonb('details').$type<JudgeScoreDetails>(),
     createdAt: timestamptz('created_at').notNull().defaultNow(),
   },
   (table) => [index('judge_scores_trajectory_idx').on(table.trajectoryId)],

@@ -1,4 +1,5 @@
 // Trajectories: one agent episode each, with its outcome and rewards. Its messages are in turns.ts.
+import type { ToolSpec } from '../../protocol/chat.ts';
 import { trajectoryStatuses } from '../../protocol/statuses.ts';
 import { doublePrecision, index, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { checkOneOf, timestamptz } from './columns.ts';
@@ -36,6 +37,12 @@ export const trajectories = pgTable(
     /** Sum of the turns' latencies, in milliseconds. */
     latencyMs: doublePrecision('latency_ms').notNull().default(0),
     errorReason: text('error_reason'),
+    /**
+     * The tools the episode was offered (the environment's when its rollout started; the proxy's last
+     * request's `tools`), which the trainer and the judge render. Null: not recorded (rows written
+     * before this column, or turns written without the proxy).
+     */
+    tools: jsonb('tools').$type<ToolSpec[]>(),
     metadata: jsonb('metadata').$type<Metadata>().notNull().default({}),
     startedAt: timestamptz('started_at').notNull().defaultNow(),
     finishedAt: timestamptz('finished_at'),

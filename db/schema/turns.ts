@@ -1,10 +1,11 @@
 // Turns: the messages of an episode, one row per message, keyed by (trajectory, index) — the key that
 // makes a retried append idempotent. Assistant turns keep the exact sampled token ids and logprobs.
 import type { ToolCall } from '../../protocol/chat.ts';
+import type { ToolErrorCode } from '../../protocol/tool-error-code.ts';
+import type { TurnMetadata } from '../../protocol/turn-metadata.ts';
 import { sql } from 'drizzle-orm';
 import { check, doublePrecision, integer, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { checkOneOf, timestamptz } from './columns.ts';
-import type { Metadata } from './json.ts';
 import { trajectories } from './trajectories.ts';
 
 export const turnRoles = ['system', 'user', 'assistant', 'tool'] as const;
@@ -22,8 +23,8 @@ export const turns = pgTable(
     content: text('content'),
     toolCalls: jsonb('tool_calls').$type<ToolCall[]>(),
     toolCallId: text('tool_call_id'),
-    /** Tool turns whose tool failed: a short reason (`unknown-tool`, `tool-timeout`, …). */
-    toolError: text('tool_error'),
+    /** Tool turns whose tool failed: why (protocol/tool-error-code.ts). */
+    toolError: text('tool_error').$type<ToolErrorCode>(),
     completionTokenIds: integer('completion_token_ids').array(),
     // double precision, not real: JSON numbers are float64, so the value the inference server sent
     // round-trips exactly and a retried append compares equal; real would round it to float32.
@@ -32,7 +33,8 @@ export const turns = pgTable(
     /** The model or adapter name that answered (`agent@7`). */
     servedBy: text('served_by'),
     latencyMs: doublePrecision('latency_ms'),
-    metadata: jsonb('metadata').$type<Metadata>(),
+    /** protocol/turn-metadata.ts; read it through readTurnMetadata, which checks schema_version. */
+    metadata: jsonb('metadata').$type<TurnMetadata>(),
     createdAt: timestamptz('created_at').notNull().defaultNow(),
   },
   (table) => [

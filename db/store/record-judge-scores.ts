@@ -3,6 +3,7 @@
 // A judge that failed after its retries goes through markGroupUnscored instead.
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { z } from 'zod';
+import { judgeScoreDetailsSchema } from '../../protocol/judge-score-details.ts';
 import { StoreError } from '../errors.ts';
 import { judgeScores } from '../schema/judge-scores.ts';
 import { type RolloutGroup, rolloutGroups } from '../schema/rollout-groups.ts';
@@ -20,6 +21,7 @@ const scoreSchema = z.object({
   promptTokens: nonNegativeInt4.optional(),
   completionTokens: nonNegativeInt4.optional(),
   costUsd: z.number().nonnegative().optional(),
+  details: judgeScoreDetailsSchema.optional(),
 });
 
 export const recordJudgeScoresSchema = z.object({
@@ -69,6 +71,7 @@ export async function recordJudgeScores(db: StoreDb, input: RecordJudgeScoresInp
         promptTokens: score.promptTokens ?? null,
         completionTokens: score.completionTokens ?? null,
         costUsd: score.costUsd ?? null,
+        details: score.details ?? null,
       })),
     );
     for (const score of judged.scores) {

@@ -3,6 +3,7 @@
 // caller-chosen id, a retried start returns the trajectory it already created.
 import { count, eq } from 'drizzle-orm';
 import { z } from 'zod';
+import { toolSpecListSchema } from '../../protocol/chat.ts';
 import { StoreError } from '../errors.ts';
 import { metadataSchema } from '../schema/json.ts';
 import { rolloutGroups } from '../schema/rollout-groups.ts';
@@ -23,6 +24,8 @@ export const startTrajectorySchema = z.object({
   experimentArmId: id.optional(),
   stickinessKey: z.string().min(1).max(500).optional(),
   metadata: metadataSchema.optional(),
+  /** The tools the episode is offered, stored for the trainer and the judge to render. */
+  tools: toolSpecListSchema.optional(),
 });
 export type StartTrajectoryInput = z.input<typeof startTrajectorySchema>;
 
@@ -92,6 +95,7 @@ export async function startTrajectory(db: StoreDb, input: StartTrajectoryInput):
         experimentArmId: start.experimentArmId ?? null,
         stickinessKey: start.stickinessKey ?? null,
         metadata: start.metadata ?? {},
+        tools: start.tools ?? null,
       })
       .returning();
     if (!row) throw new Error('insert returned no row');

@@ -2,6 +2,7 @@
 // data the trainer needs. A turn is token-exact only when the endpoint returned the sampled ids.
 import type { AssistantMessage, ToolCall } from '../../protocol/chat.ts';
 import type { TurnInput } from '../../protocol/turn.ts';
+import type { AssistantTurnMetadata, TurnRecorder } from '../../protocol/turn-metadata.ts';
 import type { PolicyResponse } from '../policy/policy-client.ts';
 
 export interface AssistantTurnContext {
@@ -11,6 +12,8 @@ export interface AssistantTurnContext {
   readonly maxTokens: number;
   /** Policy attempts this turn took (1 when the first call succeeded). */
   readonly attempts: number;
+  /** The episode loop, or the recording proxy. */
+  readonly recordedBy: TurnRecorder;
 }
 
 /** Keeps the model's tool-call ids; invents `call_<index>_<n>` only where the endpoint gave none. */
@@ -23,12 +26,25 @@ export function withToolCallIds(message: AssistantMessage, index: number): Assis
   return { role: 'assistant', content: message.content, tool_calls };
 }
 
+/** An assistant turn record, its metadata typed as an assistant turn's. */
+export type AssistantTurnInput = TurnInput & { metadata: AssistantTurnMetadata };
+
 export function assistantTurn(
   response: PolicyResponse,
   message: AssistantMessage,
   context: AssistantTurnContext,
-): TurnInput {
-  const tokenExact = response.completionTokenIds !== undefined;
+): AssistantTurnInput {
+  const metadata: AssistantTurnMetadata = {
+    finishReason: response.finishReason,
+    tokenExact: response.completionTokenIds !== undefined,
+    temperature: context.temperature,
+    maxTokens: context.maxTokens,
+    attempts: context.attempts,
+    recordedBy: context.recordedBy,
+    // Prompt ids are not stored: they repeat every earlier turn (quadratic in episode length), and
+    // the trainer re-renders the prompt from the stored messages; promptTokenCount is kept instead.
+    ...(response.untokenizedLogprobs ? { untokenizedLogprobs: response.untokenizedLogprobs } : {}),
+  };
   return {
     trajectoryId: context.trajectoryId,
     index: context.index,
@@ -40,15 +56,6 @@ export function assistantTurn(
     ...(response.promptTokenCount !== undefined ? { promptTokenCount: response.promptTokenCount } : {}),
     servedBy: response.servedBy,
     latencyMs: response.latencyMs,
-    metadata: {
-      finishReason: response.finishReason,
-      tokenExact,
-      temperature: context.temperature,
-      maxTokens: context.maxTokens,
-      attempts: context.attempts,
-      // Prompt ids are not stored: they repeat every earlier turn (quadratic in episode length), and
-      // the trainer re-renders the prompt from the stored messages; promptTokenCount is kept instead.
-      ...(response.untokenizedLogprobs ? { untokenizedLogprobs: response.untokenizedLogprobs } : {}),
-    },
+    metadata,
   };
 }

@@ -2,7 +2,7 @@
 // cannot change the episode; an observer that throws is ignored.
 import type { TurnInput } from '../../protocol/turn.ts';
 import type { EndStatus } from './trajectory-sink.ts';
-import type { ToolErrorCode } from './tool-error-code.ts';
+import type { ToolErrorCode } from '../../protocol/tool-error-code.ts';
 
 export type EpisodeEvent =
   | {

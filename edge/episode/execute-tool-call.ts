@@ -5,7 +5,7 @@ import type { Capabilities } from '../environments/capabilities.ts';
 import type { Tool } from '../environments/tool.ts';
 import { ToolRefusal } from '../environments/tool-refusal.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
-import type { ToolErrorCode } from './tool-error-code.ts';
+import type { ToolErrorCode } from '../../protocol/tool-error-code.ts';
 
 export interface ToolExecution {
   /** The tool message content: the tool's output, or `{"error": "..."}`. */

@@ -2,7 +2,7 @@
 // re-delivered it after a crash or a store outage), how many assistant turns were taken, which tool
 // calls of the last assistant turn still lack an answer, and that turn itself. Pure.
 import type { AssistantMessage, ChatMessage, ToolCall } from '../../protocol/chat.ts';
-import type { FinishReason } from '../policy/policy-client.ts';
+import type { FinishReason } from '../../protocol/finish-reason.ts';
 
 export interface ResumeFrom {
   /** The stored messages in index order, system prompt first. */

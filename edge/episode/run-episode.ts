@@ -4,6 +4,7 @@
 // the trajectory sink are injected, so it runs alike in workerd, in Node and in tests.
 import type { ChatMessage, ToolCall } from '../../protocol/chat.ts';
 import type { TurnInput } from '../../protocol/turn.ts';
+import type { ToolTurnMetadata } from '../../protocol/turn-metadata.ts';
 import { type Capabilities, missingCapabilities } from '../environments/capabilities.ts';
 import type { Environment, EnvironmentTask } from '../environments/environment.ts';
 import type { PolicyClient } from '../policy/policy-client.ts';
@@ -176,6 +177,7 @@ async function takeTurn<TTask extends EnvironmentTask>(episode: Episode<TTask>):
     temperature: settings.temperature,
     maxTokens: settings.maxTokens,
     attempts: asked.attempts,
+    recordedBy: 'episode',
   });
   const failed = await record(episode, message, turn);
   if (failed) return failed;
@@ -249,6 +251,7 @@ async function runToolCalls<TTask extends EnvironmentTask>(
         message: execution.error.message,
       });
     }
+    const metadata: ToolTurnMetadata = { toolName: call.function.name };
     const failed = await record(
       episode,
       { role: 'tool', content: execution.content, tool_call_id: call.id },
@@ -256,7 +259,7 @@ async function runToolCalls<TTask extends EnvironmentTask>(
         toolCallId: call.id,
         ...(execution.error ? { toolError: execution.error.code } : {}),
         latencyMs: Math.max(0, deps.now() - started),
-        metadata: { toolName: call.function.name },
+        metadata,
       },
     );
     if (failed) return failed;

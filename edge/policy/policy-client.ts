@@ -1,10 +1,7 @@
 // The port the episode loop asks for completions through: any OpenAI-compatible endpoint (see
 // openai-policy-client.ts), or a scripted double in tests. No HTTP here, so the loop stays portable.
 import type { AssistantMessage, ChatMessage, ToolSpec } from '../../protocol/chat.ts';
-
-/** Why generation stopped; values other than OpenAI's four are reported as `unknown`. */
-export const finishReasons = ['stop', 'length', 'tool_calls', 'content_filter', 'unknown'] as const;
-export type FinishReason = (typeof finishReasons)[number];
+import type { FinishReason } from '../../protocol/finish-reason.ts';
 
 export interface PolicyRequest {
   readonly messages: readonly ChatMessage[];
@@ -20,6 +17,7 @@ export interface PolicyRequest {
 
 export interface PolicyResponse {
   readonly message: AssistantMessage;
+  /** Why generation stopped; values other than OpenAI's four are reported as `unknown`. */
   readonly finishReason: FinishReason;
   /** Exact sampled ids, when the endpoint returns them (vLLM `return_token_ids`, edgerl's own endpoint). */
   readonly completionTokenIds?: number[];

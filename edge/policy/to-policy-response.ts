@@ -1,8 +1,9 @@
 // A chat completion body as the episode loop takes it: the shared reader (protocol/openai) for the
 // shape, then a PolicyResponse with vLLM's token ids and logprobs kept when present. Pure: no I/O.
 import type { AssistantMessage, ToolCall } from '../../protocol/chat.ts';
+import { type FinishReason, finishReasons } from '../../protocol/finish-reason.ts';
 import { parseChatCompletion } from '../../protocol/openai/chat-completion.ts';
-import { type FinishReason, finishReasons, type PolicyResponse } from './policy-client.ts';
+import type { PolicyResponse } from './policy-client.ts';
 import { PolicyError } from './policy-error.ts';
 
 /**

@@ -9,6 +9,7 @@ import { isStoreError } from '../../db/errors.ts';
 import type { Store } from '../../db/store.ts';
 import type { ChatMessage } from '../../protocol/chat.ts';
 import type { TurnInput } from '../../protocol/turn.ts';
+import type { AssistantTurnMetadata } from '../../protocol/turn-metadata.ts';
 import { assistantTurn, withToolCallIds } from '../episode/assistant-turn.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 import { ApiError, invalidField } from '../http/api-error.ts';
@@ -16,6 +17,7 @@ import { toPolicyResponse } from '../policy/to-policy-response.ts';
 import { rolloutMetadataSchema } from '../rollouts/rollout-metadata.ts';
 import { type ClientAsked, clientChunk, clientResponse } from './client-response.ts';
 import { newMessages } from './new-messages.ts';
+import { requestTools } from './request-tools.ts';
 import { type ProxyRequest, toChatMessage } from './proxy-request.ts';
 import { SseParser } from './sse-parser.ts';
 import { ChatStreamAccumulator } from './stream-accumulator.ts';
@@ -87,10 +89,11 @@ async function begin(context: ProxyContext, call: ProxyCall): Promise<Exchange> 
     logprobs: true,
     ...(context.upstream.requestTokenIds ? { return_token_ids: true } : {}),
   };
+  const tools = requestTools(request.tools, trajectory.tools);
   const appended = appendAll(
     store,
     fresh.messages.map((message, offset) => promptTurn(trajectoryId, fresh.firstIndex + offset, message)),
-  );
+  ).then(() => (tools ? store.setTrajectoryTools({ trajectoryId, tools }) : undefined));
   // Observed here so a failure is never unhandled; awaited (and rethrown) by the caller.
   appended.catch(() => {});
   return {
@@ -255,17 +258,15 @@ function replyTurn(
       temperature: request.temperature ?? 1,
       maxTokens: requestedMax ?? 0,
       attempts: 1,
+      recordedBy: 'proxy',
     });
+    const metadata: AssistantTurnMetadata = {
+      ...built.metadata,
+      maxTokens: requestedMax ?? null,
+      ...(request.stream ? { streamed: true } : {}),
+    };
     return {
-      turn: {
-        ...built,
-        metadata: {
-          ...built.metadata,
-          maxTokens: requestedMax ?? null,
-          recordedBy: 'proxy',
-          ...(request.stream ? { streamed: true } : {}),
-        },
-      },
+      turn: { ...built, metadata },
       toolCallIds: (message.tool_calls ?? []).map((toolCall) => toolCall.id),
     };
   } catch (error) {
@@ -293,6 +294,9 @@ async function modelFor(
   return requested;
 }
 
+/** An assistant message the client sent: recorded as it came, not sampled here. */
+const clientAssistantMetadata: AssistantTurnMetadata = { recordedBy: 'proxy', fromClient: true };
+
 function promptTurn(trajectoryId: string, index: number, message: ChatMessage): TurnInput {
   switch (message.role) {
     case 'assistant':
@@ -302,7 +306,7 @@ function promptTurn(trajectoryId: string, index: number, message: ChatMessage): 
         role: 'assistant',
         content: message.content,
         ...(message.tool_calls ? { toolCalls: message.tool_calls } : {}),
-        metadata: { recordedBy: 'proxy', fromClient: true },
+        metadata: clientAssistantMetadata,
       };
     case 'tool':
       return {

@@ -10,6 +10,7 @@
 import { formatIssues } from '../../protocol/format-issues.ts';
 import { isStoreError } from '../../db/errors.ts';
 import type { Store } from '../../db/store.ts';
+import { sameJson } from '../../db/store/same-json.ts';
 import type { Environment } from '../environments/environment.ts';
 import { EpisodeSetupError } from '../episode/episode-setup-error.ts';
 import type { EpisodeDeps } from '../episode/run-episode.ts';
@@ -68,9 +69,13 @@ export async function runQueuedEpisode(
   }
   const setup = await prepare(context, trajectory);
   if (typeof setup === 'string') return failSetup(store, trajectoryId, setup);
+  const resumed = turns.length > 0;
+  // The episode is offered the tools of the code running it: if they changed since its rollout
+  // started (a deploy while it was queued), those are what training must render.
+  const tools = setup.environment.tools.map((tool) => tool.spec);
+  if (!resumed && !sameJson(trajectory.tools, tools)) await store.setTrajectoryTools({ trajectoryId, tools });
   // A cancelled run (the edge is stopping) leaves the trajectory running, to resume on the next start.
   const sink = new StoreTrajectorySink(store, trajectoryId, () => context.signal?.aborted === true);
-  const resumed = turns.length > 0;
   let result: Awaited<ReturnType<typeof runEpisode>>;
   try {
     result = await runEpisode({

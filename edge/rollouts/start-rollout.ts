@@ -76,6 +76,7 @@ export interface StartRolloutContext {
 
 export interface CreatedGroup {
   readonly group: RolloutGroup;
+  readonly environment: Environment;
   readonly task: Task;
   readonly route: Route;
   readonly stickinessKey: string;
@@ -127,7 +128,7 @@ export async function createRolloutGroup(
       settings,
     },
   });
-  return { group, task, route, stickinessKey, settings };
+  return { group, environment, task, route, stickinessKey, settings };
 }
 
 export async function startRollout(
@@ -135,7 +136,13 @@ export async function startRollout(
   request: RolloutRequest,
 ): Promise<StartedRollout> {
   const { store } = context;
-  const { group, task, route, stickinessKey, settings } = await createRolloutGroup(context, request);
+  const { group, environment, task, route, stickinessKey, settings } = await createRolloutGroup(
+    context,
+    request,
+  );
+  // Stored with each trajectory, so training renders what the policy was offered even after the
+  // environment's code changes.
+  const tools = environment.tools.map((tool) => tool.spec);
   const trajectoryIds: string[] = [];
   for (let slot = 0; slot < request.groupSize; slot++) {
     const seed = slotSeed(settings.seed, slot);
@@ -151,6 +158,7 @@ export async function startRollout(
       ...(route.experimentArmId ? { experimentArmId: route.experimentArmId } : {}),
       stickinessKey,
       metadata,
+      tools,
     });
     trajectoryIds.push(trajectory.id);
   }

@@ -31,6 +31,44 @@ const opening = [
 ];
 
 describe('the recording proxy', () => {
+  it("stores the request's tools with the trajectory, replacing a different list, refusing a bad one", async () => {
+    const id = await startTrajectory();
+    const lookup = {
+      type: 'function',
+      function: { name: 'lookup', description: 'Look a key up.', parameters: { type: 'object' } },
+    };
+    const first = await chat(id, { model: 'whatever', messages: opening, tools: [lookup] });
+    expect(first.status).toBe(200);
+    // Forwarded upstream as sent.
+    expect(h.double.requests.at(-1)?.body).toMatchObject({ tools: [lookup] });
+    expect((await h.store.getTrajectory(id)).trajectory.tools).toEqual([lookup]);
+
+    const { turns } = await h.store.getTrajectory(id);
+    const reply = turns[2];
+    const history = [
+      ...opening,
+      { role: 'assistant', content: reply?.content ?? null, tool_calls: reply?.toolCalls },
+      { role: 'tool', tool_call_id: reply?.toolCalls?.[0]?.id, content: 'value 4' },
+    ];
+    const search = { type: 'function', function: { name: 'search' } };
+    const second = await chat(id, { model: 'whatever', messages: history, tools: [lookup, search] });
+    expect(second.status).toBe(200);
+    expect((await h.store.getTrajectory(id)).trajectory.tools).toEqual([lookup, search]);
+
+    const other = await startTrajectory();
+    const bad = await chat(other, { model: 'whatever', messages: opening, tools: [{ type: 'web_search' }] });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { field: string } }).error.field).toBe('tools');
+    expect((await h.store.getTrajectory(other)).trajectory.tools).toBeNull();
+  });
+
+  it('records an empty tool list for a trajectory whose requests carry none', async () => {
+    const id = await startTrajectory();
+    expect((await h.store.getTrajectory(id)).trajectory.tools).toBeNull();
+    expect((await chat(id, { model: 'whatever', messages: opening })).status).toBe(200);
+    expect((await h.store.getTrajectory(id)).trajectory.tools).toEqual([]);
+  });
+
   it('forwards a call, records the new messages and the reply, and hides what the client did not ask for', async () => {
     const id = await startTrajectory();
     const calls = h.double.requests.length;

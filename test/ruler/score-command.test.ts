@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../cli/main.ts';
 import { openStore } from '../../db/drivers/open-store.ts';
 import { answerWith, type JudgeServer, startJudgeServer } from '../doubles/judge-server.ts';
+import { lookupTools } from './lookup-group.ts';
 import { type StoredLookupGroup, storeLookupGroup } from './store-lookup-group.ts';
 
 let dataDir: string;
@@ -21,7 +22,8 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'edgerl-score-'));
   const store = await openStore({ dataDir });
   try {
-    ok = await storeLookupGroup(store, 'cli-ok', 3);
+    // Stored with the fixture's tools (search_wiki, read_page), not the multi-hop environment's (lookup).
+    ok = await storeLookupGroup(store, 'cli-ok', 3, { tools: lookupTools });
     failing = await storeLookupGroup(store, 'cli-fail', 2);
     running = await storeLookupGroup(store, 'cli-running', 2, { finish: false });
   } finally {
@@ -57,7 +59,7 @@ async function score(args: string[], env: Record<string, string> = {}) {
 }
 
 describe('edgerl score', () => {
-  it('scores a complete group, prints each score and explanation, and shows the judge the tools', async () => {
+  it('scores a complete group, prints each score and explanation, and shows the judge the stored tools', async () => {
     const rubricFile = join(dataDir, 'rubric.txt');
     writeFileSync(rubricFile, 'Only the final answer counts.');
     // The judge double gives 0.8 to the first fixture trajectory (its answer cites three sources), 0.2 to the others.
@@ -81,9 +83,10 @@ describe('edgerl score', () => {
       );
     }
     const request = server.requests.at(-1);
-    // The multi-hop environment's own tool list, not the fixture's.
+    // The tools stored with the trajectories, not the multi-hop environment's current list.
     expect(request?.tools?.map((tool) => (tool as { function: { name: string } }).function.name)).toEqual([
-      'lookup',
+      'search_wiki',
+      'read_page',
     ]);
     expect(request?.messages[0]?.content).toContain('Grading standards:\nOnly the final answer counts.');
     server.verify();
@@ -91,8 +94,11 @@ describe('edgerl score', () => {
 
   it('exits 1 and marks the group unscored when the judge keeps failing', async () => {
     server.enqueue({ kind: 'status', status: 401, body: { error: { message: 'bad key' } } });
-    const { code, out } = await score(['--group', failing.groupId]);
+    const { code, out, err } = await score(['--group', failing.groupId]);
     expect(code).toBe(1);
+    // Its rows were stored without a tool list: said so, and judged without tools.
+    expect(err).toContain('note: 2 trajectory(ies) have no stored tool list');
+    expect(server.requests.at(-1)?.tools).toBeUndefined();
     expect(out).toContain(
       `group ${failing.groupId}: unscored — judge failed after 1 attempt(s): http: HTTP 401: bad key`,
     );

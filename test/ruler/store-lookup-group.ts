@@ -1,8 +1,9 @@
 // Fixture helper: writes the first `count` lookup-group trajectories (lookup-group.ts) into a store as
 // one group of the `multi-hop` environment, through the store's own API, and finishes them (the first
-// with verifier reward 1, the others 0; the last one as an infrastructure error when asked).
+// with verifier reward 1, the others 0; the last one as an infrastructure error when asked), with the
+// tool list given stored on each trajectory.
 import type { Store } from '../../db/store.ts';
-import type { ChatMessage } from '../../protocol/chat.ts';
+import type { ChatMessage, ToolSpec } from '../../protocol/chat.ts';
 import { lookupGroup } from './lookup-group.ts';
 
 export interface StoredLookupGroup {
@@ -15,13 +16,16 @@ export async function storeLookupGroup(
   store: Store,
   key: string,
   count: number,
-  options: { lastErrors?: boolean; finish?: boolean } = {},
+  options: { lastErrors?: boolean; finish?: boolean; tools?: ToolSpec[] } = {},
 ): Promise<StoredLookupGroup> {
   const task = await store.upsertTask({ env: 'multi-hop', key, input: { question: 'q' } });
   const group = await store.createGroup({ taskId: task.id, size: count });
   const ids: string[] = [];
   for (const [index, trajectory] of lookupGroup().slice(0, count).entries()) {
-    const row = await store.startTrajectory({ groupId: group.id });
+    const row = await store.startTrajectory({
+      groupId: group.id,
+      ...(options.tools ? { tools: options.tools } : {}),
+    });
     ids.push(row.id);
     for (const [turnIndex, message] of trajectory.messages.entries()) {
       await store.appendTurn({ trajectoryId: row.id, index: turnIndex, ...turnFields(message) });

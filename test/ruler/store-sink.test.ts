@@ -50,9 +50,15 @@ function deps() {
 
 describe('RULER on the trajectory store', () => {
   it('reads a stored group, skips an errored episode, and records scores, rewards and `scored`', async () => {
-    const { groupId, ids } = await storeLookupGroup(store, 'store-ok', 4, { lastErrors: true });
-    const loaded = await loadJudgeGroup(store, groupId, { tools: lookupTools });
+    const { groupId, ids } = await storeLookupGroup(store, 'store-ok', 4, {
+      lastErrors: true,
+      tools: lookupTools,
+    });
+    const loaded = await loadJudgeGroup(store, groupId);
     expect(loaded.group.trajectories.map((t) => t.id)).toEqual(ids.slice(0, 3));
+    // The judge is shown the tools stored with the trajectories.
+    expect(loaded.group.tools).toEqual(lookupTools);
+    expect(loaded.toolsMissing).toBe(0);
     expect(loaded.env).toBe('multi-hop');
     expect(loaded.skipped).toEqual([{ trajectoryId: ids[3], status: 'error' }]);
     // Messages round-trip through the turns table unchanged (compared as content, not key order).
@@ -94,6 +100,20 @@ describe('RULER on the trajectory store', () => {
     expect(mine.every((row) => row.judgeModel === 'judge-test' && row.rubricHash.length === 64)).toBe(true);
     // (1000·1 + 100·4) / 1e6 = 0.0014 USD in all.
     expect(mine.reduce((sum, row) => sum + (row.costUsd ?? 0), 0)).toBeCloseTo(0.0014, 12);
+    // Each row keeps where its score came from: the judging's hash, the one ordering's score, the
+    // verifier reward and weights that made the final reward.
+    if (outcome.result.status !== 'scored') throw new Error('expected scored');
+    const first = mine.find((row) => row.trajectoryId === ids[0]);
+    expect(first?.details).toEqual({
+      groupHash: outcome.result.groupHash,
+      orderingScores: [0.9],
+      verifierReward: 1,
+      weights: { judge: 0.5, verifier: 0.5 },
+      reward: byId.get(ids[0] as string)?.finalReward,
+      cached: false,
+      noSignal: false,
+      notes: outcome.result.notes,
+    });
 
     const report = formatScoreReport(groupId, outcome);
     expect(report).toContain(`${ids[0]}  score 0.900 verifier 1.000 → reward 0.950`);
@@ -104,6 +124,9 @@ describe('RULER on the trajectory store', () => {
   it('leaves the group `unscored` with the reason when the judge keeps failing', async () => {
     const { groupId } = await storeLookupGroup(store, 'store-fail', 2);
     const loaded = await loadJudgeGroup(store, groupId);
+    // Rows without a stored tool list are counted; the judge then sees no tools.
+    expect(loaded.toolsMissing).toBe(2);
+    expect(loaded.group.tools).toBeUndefined();
     server.enqueue({ kind: 'status', status: 500 }, { kind: 'status', status: 500 });
     const outcome = await scoreAndRecordGroup(loaded.group, deps());
     expect(outcome.status).toBe('unscored');

@@ -86,7 +86,7 @@ describe('trajectory_summaries and turn_log', () => {
       role: 'tool',
       content: 'bad args',
       toolCallId: 'c2',
-      toolError: 'bad-arguments',
+      toolError: 'invalid-arguments',
     });
     await store.appendTurn(
       assistantTurn(id, 5, {
@@ -124,7 +124,7 @@ describe('trajectory_summaries and turn_log', () => {
       [1, 'user', 'What is 2 + 2?', null, null],
       [2, 'assistant', 'Let me add. add({"a":2,"b":2}) mul({"a":3})', null, 2],
       [3, 'tool', '4', null, null],
-      [4, 'tool', 'bad args', 'bad-arguments', null],
+      [4, 'tool', 'bad args', 'invalid-arguments', null],
       [5, 'assistant', '4', null, 3],
     ]);
   });

@@ -1,25 +1,26 @@
 // Reads a group from the trajectory store as RULER's input: each trajectory's turns as chat messages,
 // with its verifier reward. Trajectories that ended in an infrastructure `error` (store or policy
 // endpoint down: not the policy's doing, conventions §8) or are still running are left out and listed.
+// The judge is shown the tools stored with the trajectories (stored-group-tools.ts).
 import type { Store } from '../../db/store.ts';
 import { turnToChatMessage } from '../../db/turn-to-chat-message.ts';
-import type { ToolSpec } from '../../protocol/chat.ts';
 import type { GroupStatus } from '../../protocol/statuses.ts';
 import type { StoredGroup } from './score-and-record.ts';
+import { storedGroupTools } from './stored-group-tools.ts';
 
 export interface LoadedJudgeGroup {
   readonly group: StoredGroup;
   /** The group's lifecycle status in the store: only `complete` (or already judged) groups can be scored. */
   readonly status: GroupStatus;
-  /** The environment the trajectories ran in (the first one's), to look up its tools and rubric. */
+  /** The environment the trajectories ran in (the first one's). */
   readonly env?: string;
+  /** Judged trajectories with no stored tool list (written before edgerl stored tools). */
+  readonly toolsMissing: number;
   /** Trajectory ids not judged, with why. */
   readonly skipped: readonly { readonly trajectoryId: string; readonly status: string }[];
 }
 
 export interface LoadJudgeGroupOptions {
-  /** The environment's tools, shown to the judge. */
-  readonly tools?: readonly ToolSpec[];
   readonly rubric?: string;
 }
 
@@ -34,16 +35,18 @@ export async function loadJudgeGroup(
   );
   const verifierRewards: Record<string, number> = {};
   for (const t of judged) if (t.verifierReward !== null) verifierRewards[t.id] = t.verifierReward;
+  const { tools, missing } = storedGroupTools(judged);
   return {
     group: {
       groupId,
       trajectories: judged.map((t) => ({ id: t.id, messages: (t.turns ?? []).map(turnToChatMessage) })),
       verifierRewards,
-      ...(options.tools ? { tools: [...options.tools] } : {}),
+      ...(tools ? { tools } : {}),
       ...(options.rubric ? { rubric: options.rubric } : {}),
     },
     status: group.status,
     ...(trajectories[0] ? { env: trajectories[0].env } : {}),
+    toolsMissing: missing,
     skipped: trajectories
       .filter((t) => !judged.includes(t))
       .map((t) => ({ trajectoryId: t.id, status: t.turns?.length ? t.status : `${t.status}, no turns` })),

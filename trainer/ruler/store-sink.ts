@@ -1,6 +1,7 @@
 // The trajectory store behind RULER's JudgeScoreSink: judge rows + `scored` (recordJudgeScores) and the
-// combined reward (setFinalRewards) in one transaction, or `unscored` with the reason. What the store
-// has no column for yet (group hash, per-ordering scores, notes, no-signal flag) is not persisted.
+// combined reward (setFinalRewards) in one transaction, or `unscored` with the reason. Each row keeps
+// its provenance (group hash, per-ordering scores, weights, notes) in judge_scores.details; an
+// unscored judging's detail is not persisted beyond the group's status reason.
 import { toStoreError } from '../../db/database-errors.ts';
 import type { Store } from '../../db/store.ts';
 import { markGroupUnscored, recordJudgeScores } from '../../db/store/record-judge-scores.ts';
@@ -10,10 +11,13 @@ import type { JudgeScoreSink } from './judge-score-sink.ts';
 /** The store's limits on free text (db/store/record-judge-scores.ts). */
 const EXPLANATION_LIMIT = 20_000;
 const REASON_LIMIT = 2_000;
+/** judge_scores.details.notes holds at most this many (protocol/judge-score-details.ts). */
+const NOTES_LIMIT = 100;
 
 export function storeJudgeScoreSink(store: Pick<Store, 'db'>): JudgeScoreSink {
   return {
-    async recordScores(groupId, records) {
+    async recordScores(groupId, records, summary) {
+      const notes = summary.notes.slice(0, NOTES_LIMIT).map((note) => clip(note, REASON_LIMIT));
       const first = records[0];
       if (!first) throw new RangeError(`recordScores: group ${groupId} has no scores to record`);
       try {
@@ -30,6 +34,16 @@ export function storeJudgeScoreSink(store: Pick<Store, 'db'>): JudgeScoreSink {
               promptTokens: record.promptTokens,
               completionTokens: record.completionTokens,
               ...(record.costUsd !== undefined ? { costUsd: record.costUsd } : {}),
+              details: {
+                groupHash: record.groupHash,
+                orderingScores: [...record.orderingScores],
+                ...(record.verifierReward !== undefined ? { verifierReward: record.verifierReward } : {}),
+                weights: { judge: record.weights.judge, verifier: record.weights.verifier },
+                reward: record.reward,
+                cached: summary.cached,
+                noSignal: summary.noSignal,
+                notes,
+              },
             })),
           });
           await setFinalRewards(tx, {

@@ -7,13 +7,13 @@
 import type { GroupWithTrajectories } from '../../db/store/get-group.ts';
 import type { Store } from '../../db/store.ts';
 import { turnToChatMessage } from '../../db/turn-to-chat-message.ts';
-import type { ToolSpec } from '../../protocol/chat.ts';
 import { assertNever } from '../../protocol/statuses.ts';
 import type { JudgeClient } from '../ruler/judge-client.ts';
 import type { RulerCache } from '../ruler/ruler-cache.ts';
 import type { RulerConfig } from '../ruler/ruler-config.ts';
 import { scoreAndRecordGroup } from '../ruler/score-and-record.ts';
 import { storeJudgeScoreSink } from '../ruler/store-sink.ts';
+import { storedGroupTools } from '../ruler/stored-group-tools.ts';
 import type { RewardMode } from './train-config.ts';
 
 export type TrajectoryRow = GroupWithTrajectories['trajectories'][number];
@@ -40,7 +40,6 @@ export interface GroupRewardsDeps {
   /** Judge weight and verifier weight for 'ruler+verifier'. */
   readonly weights: { readonly judge: number; readonly verifier: number };
   readonly judge?: JudgeDeps;
-  readonly tools?: readonly ToolSpec[];
 }
 
 export function usableTrajectories(loaded: GroupWithTrajectories): TrajectoryRow[] {
@@ -114,6 +113,8 @@ async function judgedRewards(
   for (const trajectory of usable) {
     if (trajectory.verifierReward !== null) verifierRewards[trajectory.id] = trajectory.verifierReward;
   }
+  // The judge sees the tools stored with the trajectories, as `edgerl score` does (load-judge-group.ts).
+  const { tools } = storedGroupTools(usable);
   const outcome = await scoreAndRecordGroup(
     {
       groupId: loaded.group.id,
@@ -122,7 +123,7 @@ async function judgedRewards(
         messages: (trajectory.turns ?? []).map(turnToChatMessage),
       })),
       verifierRewards,
-      ...(deps.tools ? { tools: [...deps.tools] } : {}),
+      ...(tools ? { tools } : {}),
     },
     {
       config: { ...deps.judge.config, rewardWeights: weights },

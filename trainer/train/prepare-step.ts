@@ -46,14 +46,11 @@ export async function prepareStep(
     await deps.hook?.('claimed');
     for (const group of claimed) {
       const loaded = await store.getGroup({ groupId: group.id, includeTurns: true });
-      const env = loaded.trajectories[0]?.env;
-      const tools = env ? deps.toolsFor?.(env) : undefined;
       const outcome = await groupRewards(loaded, {
         store,
         mode: config.reward,
         weights: config.rewardWeights,
         ...(deps.judge ? { judge: deps.judge } : {}),
-        ...(tools ? { tools } : {}),
       });
       switch (outcome.kind) {
         case 'rewards':
@@ -97,11 +94,13 @@ export async function prepareStep(
         trajectoryId: trajectory.id,
         groupId: group.groupId,
         messages: storedMessages(trajectory),
-        ...toolsOf(session, trajectory.env),
+        ...storedTools(trajectory),
         advantage: result.advantages[slot] as number,
       });
     });
   });
+  const toolsMissing = inputs.filter((input) => input.tools === undefined).length;
+  if (toolsMissing > 0) progress.line(toolsMissingLine(toolsMissing));
   const batch = buildBatch(session.tokenizer, inputs, {
     vocabSize: session.model.config.vocabSize,
     maxTokens: session.maxTokens,
@@ -141,9 +140,18 @@ export function storedMessages(trajectory: TrajectoryRow): TrajectoryInput['mess
   });
 }
 
-function toolsOf(session: TrainerSession, env: string): { tools?: TrajectoryInput['tools'] } {
-  const tools = session.deps.toolsFor?.(env);
-  return tools ? { tools } : {};
+/**
+ * The tools stored with the trajectory, which its render shows the model as the policy saw them. A
+ * row written before edgerl stored tools has none: it is rendered without tools (its prompt may then
+ * differ from the one sampled) and counted in the progress line, not refused, so groups recorded
+ * before the upgrade stay trainable.
+ */
+export function storedTools(trajectory: Pick<TrajectoryRow, 'tools'>): { tools?: TrajectoryInput['tools'] } {
+  return trajectory.tools === null ? {} : { tools: trajectory.tools };
+}
+
+export function toolsMissingLine(count: number): string {
+  return `${count} trajectory(ies) have no stored tool list (recorded before edgerl stored tools): rendered without tools`;
 }
 
 function emptyBatch(): BuiltBatch {

@@ -14,7 +14,7 @@ import { buildBatch, type TrajectoryInput } from './build-batch.ts';
 import { type StepRecord, writeCheckpoint } from './checkpoint.ts';
 import { finishCheckpoint } from './finish-checkpoint.ts';
 import { LeaseKeeper } from './lease-keeper.ts';
-import { storedMessages, trajectoryNotes } from './prepare-step.ts';
+import { storedMessages, storedTools, toolsMissingLine, trajectoryNotes } from './prepare-step.ts';
 import { type CycleReport, finishPendingCheckpoint, reportFinish } from './run-cycle.ts';
 import { formatStepLine, sftRecordMetrics } from './step-summary.ts';
 import { trainStep } from './train-step.ts';
@@ -164,15 +164,16 @@ async function gatherData(session: TrainerSession): Promise<TrajectoryInput[]> {
   const inputs: TrajectoryInput[] = [];
   for (const row of rows) {
     const { trajectory, turns } = await deps.store.getTrajectory(row.id);
-    const tools = deps.toolsFor?.(trajectory.env);
     inputs.push({
       trajectoryId: trajectory.id,
       groupId: trajectory.groupId,
       messages: storedMessages({ ...trajectory, turns }),
-      ...(tools ? { tools } : {}),
+      ...storedTools(trajectory),
       advantage: 1,
     });
   }
+  const toolsMissing = rows.filter((row) => row.tools === null).length;
+  if (toolsMissing > 0) deps.progress.line(toolsMissingLine(toolsMissing));
   if (sft.demonstrationsFile) inputs.push(...(await readDemonstrations(sft.demonstrationsFile)));
   return inputs;
 }

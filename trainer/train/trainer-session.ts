@@ -9,7 +9,6 @@ import { join } from 'node:path';
 import type { Policy, PolicyVersion } from '../../db/schema/policies.ts';
 import { isStoreError } from '../../db/errors.ts';
 import type { Store } from '../../db/store.ts';
-import type { ToolSpec } from '../../protocol/chat.ts';
 import { AdamW } from '../grpo/adamw.ts';
 import { setLoraATrainable } from '../../model/lora.ts';
 import { loadModel, type PolicyModel } from '../../model/policy-model.ts';
@@ -28,8 +27,6 @@ export type HookPoint = (typeof hookPoints)[number];
 export interface TrainerDeps {
   readonly store: Store;
   readonly progress: Progress;
-  /** The tool specs of an environment, to render prompts exactly as the policy saw them. */
-  readonly toolsFor?: (env: string) => readonly ToolSpec[] | undefined;
   /** The RULER judge; required for --reward ruler and ruler+verifier. */
   readonly judge?: JudgeDeps;
   readonly fetch?: typeof fetch;

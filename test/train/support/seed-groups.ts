@@ -1,7 +1,7 @@
 // Seeds rollout groups for trainer tests straight into the store, with assistant turns sampled from the
 // tiny model itself (real completion token ids and logprobs), so the tests need no edge. Test-only.
 import type { Store } from '../../../db/store.ts';
-import type { ChatMessage } from '../../../protocol/chat.ts';
+import type { ChatMessage, ToolSpec } from '../../../protocol/chat.ts';
 import type { PolicyModel } from '../../../model/policy-model.ts';
 import type { ChatTokenizer } from '../../../model/tokenizer/chat-tokenizer.ts';
 import { uniqueName } from '../../support/fixtures.ts';
@@ -31,7 +31,15 @@ export async function seedGroup(
   store: Store,
   model: PolicyModel,
   tokenizer: ChatTokenizer,
-  options: { versionId: string; rewards: readonly number[]; seed: number; env?: string; question?: string },
+  options: {
+    versionId: string;
+    rewards: readonly number[];
+    seed: number;
+    env?: string;
+    question?: string;
+    /** Stored with each trajectory and offered to the model when sampling its turn. */
+    tools?: ToolSpec[];
+  },
 ): Promise<SeededGroup> {
   const task = await store.upsertTask({
     env: options.env ?? 'tiny-test',
@@ -50,9 +58,15 @@ export async function seedGroup(
   const trajectoryIds: string[] = [];
   const completions: number[][] = [];
   for (const [slot, reward] of options.rewards.entries()) {
-    const trajectory = await store.startTrajectory({ groupId: group.id });
+    const trajectory = await store.startTrajectory({
+      groupId: group.id,
+      ...(options.tools ? { tools: options.tools } : {}),
+    });
     trajectoryIds.push(trajectory.id);
-    const turn = await sampleTurn(model, tokenizer, prompt, { seed: options.seed * 100 + slot });
+    const turn = await sampleTurn(model, tokenizer, prompt, {
+      seed: options.seed * 100 + slot,
+      ...(options.tools ? { tools: options.tools } : {}),
+    });
     completions.push(turn.completionTokenIds);
     for (const [index, message] of prompt.entries()) {
       await store.appendTurn({
