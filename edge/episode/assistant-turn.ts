@@ -3,12 +3,13 @@
 import type { AssistantMessage, ToolCall } from '../../protocol/chat.ts';
 import type { TurnInput } from '../../protocol/turn.ts';
 import type { PolicyResponse } from '../policy/policy-client.ts';
+import type { SamplingSettings } from '../policy/sampling-settings.ts';
 
 export interface AssistantTurnContext {
   readonly trajectoryId: string;
   readonly index: number;
-  readonly temperature: number;
-  readonly maxTokens: number;
+  /** What the turn was sampled with; a setting nobody asked for is recorded as null. */
+  readonly sampling: Pick<SamplingSettings, 'temperature' | 'maxTokens'>;
   /** Policy attempts this turn took (1 when the first call succeeded). */
   readonly attempts: number;
 }
@@ -43,8 +44,8 @@ export function assistantTurn(
     metadata: {
       finishReason: response.finishReason,
       tokenExact,
-      temperature: context.temperature,
-      maxTokens: context.maxTokens,
+      temperature: context.sampling.temperature ?? null,
+      maxTokens: context.sampling.maxTokens ?? null,
       attempts: context.attempts,
       // Prompt ids are not stored: they repeat every earlier turn (quadratic in episode length), and
       // the trainer re-renders the prompt from the stored messages; promptTokenCount is kept instead.

@@ -1,19 +1,18 @@
 // The port the episode loop asks for completions through: any OpenAI-compatible endpoint (see
 // openai-policy-client.ts), or a scripted double in tests. No HTTP here, so the loop stays portable.
 import type { AssistantMessage, ChatMessage, ToolSpec } from '../../protocol/chat.ts';
+import type { Sampling } from './sampling-settings.ts';
 
 /** Why generation stopped; values other than OpenAI's four are reported as `unknown`. */
 export const finishReasons = ['stop', 'length', 'tool_calls', 'content_filter', 'unknown'] as const;
 export type FinishReason = (typeof finishReasons)[number];
 
-export interface PolicyRequest {
+/** The messages, the model and the sampling settings (under their own names; see sampling-settings.ts). */
+export interface PolicyRequest extends Sampling {
   readonly messages: readonly ChatMessage[];
   readonly tools: readonly ToolSpec[];
   /** The model or adapter name to ask for, e.g. `agent@7`. */
   readonly model: string;
-  readonly temperature: number;
-  readonly maxTokens: number;
-  readonly seed?: number;
   /** Aborted on timeout (reason: a `TimeoutError`) or when the episode is cancelled. */
   readonly signal: AbortSignal;
 }

@@ -276,6 +276,51 @@ describe('the recording proxy, streaming', () => {
   });
 });
 
+describe('the recording proxy and retired versions', () => {
+  it('keeps a trajectory on the version it recorded, and refuses the retired version for anything new', async () => {
+    const policy = await h.store.createPolicy({ name: 'proxy-retiring', baseModel: 'tiny' });
+    const old = await h.store.registerPolicyVersion({ policyId: policy.id });
+    const next = await h.store.registerPolicyVersion({ policyId: policy.id });
+    await h.store.publishPolicyVersion({ versionId: old.id });
+    await h.store.publishPolicyVersion({ versionId: next.id, makeDefault: true });
+    const routedBefore = await startTrajectory({ env: 'my-agent', policy: 'proxy-retiring@0' });
+    // A trajectory that recorded no route (started on the store directly): the proxy routes by name.
+    const unrouted = (await h.store.startTrajectory({ env: 'my-agent' })).id;
+
+    await h.store.retirePolicyVersion(old.id);
+
+    const calls = h.double.requests.length;
+    // Recorded before the retirement: it keeps its version.
+    expect((await chat(routedBefore, { model: 'x', messages: opening })).status).toBe(200);
+    expect(h.double.requests.slice(calls).map((request) => request.body.model)).toEqual(['proxy-retiring@0']);
+    // Named for new traffic (before, the proxy sent all three upstream): a 400 naming the version.
+    const started = await h.api('/v1/trajectories', {
+      json: { env: 'my-agent', policy: 'proxy-retiring@0' },
+    });
+    expect(await started.json()).toMatchObject({
+      error: { field: 'policy', message: 'policy: proxy-retiring@0 is retired; it takes no new traffic' },
+    });
+    const byHeader = await h.api('/v1/chat/completions', {
+      json: { model: 'x', messages: opening },
+      headers: { 'x-edgerl-trajectory': unrouted, 'x-edgerl-policy': 'proxy-retiring@0' },
+    });
+    expect(byHeader.status).toBe(400);
+    expect(await byHeader.json()).toMatchObject({
+      error: { field: 'x-edgerl-policy', message: expect.stringContaining('proxy-retiring@0 is retired') },
+    });
+    const byModel = await chat(unrouted, { model: 'proxy-retiring@0', messages: opening });
+    expect(byModel.status).toBe(400);
+    expect(await byModel.json()).toMatchObject({
+      error: { field: 'model', message: expect.stringContaining('proxy-retiring@0 is retired') },
+    });
+    expect(h.double.requests.length).toBe(calls + 1);
+    expect((await h.store.getTrajectory(unrouted)).turns).toEqual([]);
+    // The policy's name still reaches its (published) default.
+    expect((await chat(unrouted, { model: 'proxy-retiring', messages: opening })).status).toBe(200);
+    expect(h.double.requests.at(-1)?.body.model).toBe('proxy-retiring@1');
+  });
+});
+
 describe('groups of outside agents', () => {
   it('creates an empty group, lets agents join it with its routing, and completes it when the last finishes', async () => {
     const policy = await h.store.createPolicy({ name: 'outside-p', baseModel: 'tiny' });
