@@ -20,7 +20,7 @@ import { errorMessage } from '../../protocol/error-message.ts';
 import type { EndStatus } from '../../protocol/finish.ts';
 import type { PolicyClient } from '../policy/policy-client.ts';
 import type { SamplingSettings } from '../policy/sampling-settings.ts';
-import { trajectoryRoute } from '../routing/route.ts';
+import { type TrajectoryRouteRow, recordedRoute } from '../routing/route.ts';
 import { episodeMessageSchema } from './episode-message.ts';
 import { rolloutMetadataSchema } from './rollout-metadata.ts';
 import { StoreTrajectorySink } from './store-trajectory-sink.ts';
@@ -116,14 +116,14 @@ interface Setup {
  */
 async function prepare(
   context: EpisodeRunnerContext,
-  trajectory: Parameters<typeof trajectoryRoute>[0] & { env: string; taskId: string | null },
+  trajectory: TrajectoryRouteRow & { env: string; taskId: string | null },
 ): Promise<Setup | string> {
   const environment = Object.hasOwn(context.environments, trajectory.env)
     ? context.environments[trajectory.env]
     : undefined;
   if (!environment) return `unknown environment "${trajectory.env}"`;
   if (!trajectory.taskId) return 'the trajectory has no task';
-  const route = trajectoryRoute(trajectory);
+  const route = recordedRoute(trajectory);
   if (!route) return 'trajectory metadata: no route (the model to ask for) was recorded';
   const metadata = rolloutMetadataSchema.safeParse(trajectory.metadata);
   if (!metadata.success) return `trajectory metadata: ${formatIssues(metadata.error)}`;

@@ -11,7 +11,7 @@ import { invalidField } from '../http/api-error.ts';
 import { parseBody, parseValue } from '../http/parse-body.ts';
 import { bodyLimit } from '../middleware/body-limit.ts';
 import { resolveRoute } from '../routing/resolve-route.ts';
-import { groupRoute, type Route, trajectoryRouteFields } from '../routing/route.ts';
+import { recordedRoute, type Route, trajectoryRouteFields } from '../routing/route.ts';
 
 export interface TrajectoryRouteDeps {
   readonly defaultModel: string | undefined;
@@ -61,7 +61,7 @@ export function trajectoryRoutes(deps: TrajectoryRouteDeps) {
       if (body.groupId && body.policy === undefined && body.experiment === undefined) {
         // A member of a group takes the group's routing (routed once for all of its members).
         const { group } = await store.getGroup({ groupId: body.groupId });
-        route = groupRoute(group);
+        route = recordedRoute(group);
         if (typeof group.metadata.stickinessKey === 'string')
           stickinessKey = body.stickinessKey ?? group.metadata.stickinessKey;
       }

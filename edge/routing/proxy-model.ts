@@ -3,7 +3,7 @@
 import type { Store } from '../../db/store.ts';
 import { invalidField } from '../http/api-error.ts';
 import { routeNamed } from './resolve-route.ts';
-import { trajectoryRoute } from './route.ts';
+import { type TrajectoryRouteRow, recordedRoute } from './route.ts';
 
 export interface ProxyModelRequest {
   /** `x-edgerl-policy`, when the client sent it. */
@@ -18,10 +18,10 @@ export interface ProxyModelRequest {
  */
 export async function proxyModel(
   store: Store,
-  trajectory: Parameters<typeof trajectoryRoute>[0],
+  trajectory: TrajectoryRouteRow,
   request: ProxyModelRequest,
 ): Promise<string> {
-  const recorded = trajectoryRoute(trajectory);
+  const recorded = recordedRoute(trajectory);
   if (recorded) return recorded.model;
   if (request.policy !== undefined) {
     const route = await routeNamed(store, request.policy, 'x-edgerl-policy');

@@ -7,7 +7,7 @@ import { uniqueName } from '../../test/support/fixtures.ts';
 import { openTestStore, type TestStore } from '../../test/support/open-test-store.ts';
 import { ApiError } from '../http/api-error.ts';
 import { resolveRoute } from './resolve-route.ts';
-import { trajectoryRoute, trajectoryRouteFields } from './route.ts';
+import { recordedRoute, trajectoryRouteFields } from './route.ts';
 
 let testStore: TestStore;
 let policyName: string;
@@ -83,6 +83,6 @@ describe('resolveRoute and retired versions', () => {
     });
     // A trajectory routed before the retirement keeps its route.
     const { trajectory } = await store.getTrajectory(recordedBefore.id);
-    expect(trajectoryRoute(trajectory)).toEqual({ model: byName, policyVersionId: retired.id });
+    expect(recordedRoute(trajectory)).toEqual({ model: byName, policyVersionId: retired.id });
   });
 });

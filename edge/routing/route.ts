@@ -22,8 +22,16 @@ const routeMetadataSchema = z.object({
   armId: z.uuid().optional().catch(undefined),
 });
 
-interface RouteRow {
+/** The columns of a trajectory row that hold its route. */
+export interface TrajectoryRouteRow {
   readonly policyVersionId: string | null;
+  readonly experimentArmId: string | null;
+  readonly metadata: Record<string, unknown>;
+}
+/** The columns of a group row that hold its route: no arm column (its metadata has the arm's id). */
+export interface GroupRouteRow {
+  readonly policyVersionId: string | null;
+  readonly experimentId: string | null;
   readonly metadata: Record<string, unknown>;
 }
 
@@ -48,29 +56,16 @@ export function groupRouteFields(route: Route) {
   };
 }
 
-/** The route a trajectory recorded when it started; undefined when it recorded none. */
-export function trajectoryRoute(
-  row: RouteRow & { readonly experimentArmId: string | null },
-): Route | undefined {
+/** The route a trajectory or group recorded when it started; undefined when it recorded none. */
+export function recordedRoute(row: TrajectoryRouteRow | GroupRouteRow): Route | undefined {
   const names = routeMetadataSchema.safeParse(row.metadata);
   if (!names.success) return undefined;
+  const armId = 'experimentArmId' in row ? row.experimentArmId : names.data.armId;
   return {
     model: names.data.model,
     ...(row.policyVersionId ? { policyVersionId: row.policyVersionId } : {}),
-    ...(row.experimentArmId ? { experimentArmId: row.experimentArmId } : {}),
-    ...(names.data.arm ? { armName: names.data.arm } : {}),
-  };
-}
-
-/** The route a group recorded at creation (every member shares it); undefined when it recorded none. */
-export function groupRoute(row: RouteRow & { readonly experimentId: string | null }): Route | undefined {
-  const names = routeMetadataSchema.safeParse(row.metadata);
-  if (!names.success) return undefined;
-  return {
-    model: names.data.model,
-    ...(row.policyVersionId ? { policyVersionId: row.policyVersionId } : {}),
-    ...(row.experimentId ? { experimentId: row.experimentId } : {}),
-    ...(names.data.armId ? { experimentArmId: names.data.armId } : {}),
+    ...('experimentId' in row && row.experimentId ? { experimentId: row.experimentId } : {}),
+    ...(armId ? { experimentArmId: armId } : {}),
     ...(names.data.arm ? { armName: names.data.arm } : {}),
   };
 }

@@ -65,6 +65,9 @@ describe('the recording proxy', () => {
       tokenExact: true,
       recordedBy: 'proxy',
       finishReason: 'tool_calls',
+      // What the client asked for: no token limit, and the API's default temperature.
+      maxTokens: null,
+      temperature: 1,
     });
 
     // The agent runs the tool itself and calls again with the whole conversation.
@@ -73,6 +76,8 @@ describe('the recording proxy', () => {
       model: 'whatever',
       logprobs: true,
       return_token_ids: true,
+      temperature: 0.5,
+      max_completion_tokens: 64,
       messages: [
         ...opening,
         { role: 'assistant', content: null, tool_calls: choice.message.tool_calls },
@@ -96,6 +101,7 @@ describe('the recording proxy', () => {
       ['assistant', 'value 4'],
     ]);
     expect(after.turns[3]?.toolCallId).toBe(callId);
+    expect(after.turns[4]?.metadata).toMatchObject({ temperature: 0.5, maxTokens: 64 });
 
     const finished = await h.api(`/v1/trajectories/${id}/finish`, {
       json: { status: 'finished', reward: 1 },
