@@ -290,6 +290,11 @@ describe('the recording proxy and retired versions', () => {
     await h.store.publishPolicyVersion({ versionId: old.id });
     await h.store.publishPolicyVersion({ versionId: next.id, makeDefault: true });
     const routedBefore = await startTrajectory({ env: 'my-agent', policy: 'proxy-retiring@0' });
+    const groupBefore = (await (
+      await h.api('/v1/groups', {
+        json: { env: 'multi-hop', groupSize: 2, taskSeed: 3, policy: 'proxy-retiring@0' },
+      })
+    ).json()) as { groupId: string };
     // A trajectory that recorded no route (started on the store directly): the proxy routes by name.
     const unrouted = (await h.store.startTrajectory({ env: 'my-agent' })).id;
 
@@ -299,6 +304,13 @@ describe('the recording proxy and retired versions', () => {
     // Recorded before the retirement: it keeps its version.
     expect((await chat(routedBefore, { model: 'x', messages: opening })).status).toBe(200);
     expect(h.double.requests.slice(calls).map((request) => request.body.model)).toEqual(['proxy-retiring@0']);
+    // So does a group: a member joining after the retirement takes the group's route.
+    const joined = await h.api('/v1/trajectories', { json: { groupId: groupBefore.groupId } });
+    expect(joined.status).toBe(201);
+    expect(await joined.json()).toMatchObject({
+      model: 'proxy-retiring@0',
+      trajectory: { policyVersionId: old.id },
+    });
     // Named for new traffic (before, the proxy sent all three upstream): a 400 naming the version.
     const started = await h.api('/v1/trajectories', {
       json: { env: 'my-agent', policy: 'proxy-retiring@0' },
