@@ -1,7 +1,7 @@
 // Finishing a trajectory with its outcome. When it is the last of its group to end, the group becomes
 // `complete` in the same transaction (the group row is locked, so two last finishers cannot both miss
 // it). A retried identical finish is a no-op; a different one is `trajectory-closed`.
-import { trajectoryStatuses } from '../../protocol/statuses.ts';
+import { endStatuses, refineEndReason } from '../../protocol/finish.ts';
 import { and, count, eq, ne, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { StoreError } from '../errors.ts';
@@ -11,12 +11,6 @@ import { type Trajectory, trajectories } from '../schema/trajectories.ts';
 import type { StoreDb } from '../store-db.ts';
 import { id } from './fields.ts';
 import { parseInput } from './parse-input.ts';
-
-const endStatuses = trajectoryStatuses.filter((status) => status !== 'running') as [
-  'finished',
-  'truncated',
-  'error',
-];
 
 export const finishTrajectorySchema = z
   .object({
@@ -28,18 +22,7 @@ export const finishTrajectorySchema = z
     /** Merged into the trajectory's metadata. */
     metadata: metadataSchema.optional(),
   })
-  .superRefine((finish, ctx) => {
-    if (finish.status === 'error' && !finish.errorReason) {
-      ctx.addIssue({ code: 'custom', path: ['errorReason'], message: 'required when status is "error"' });
-    }
-    if (finish.status === 'finished' && finish.errorReason) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['errorReason'],
-        message: 'only for status "error" or "truncated"',
-      });
-    }
-  });
+  .superRefine(refineEndReason('errorReason'));
 export type FinishTrajectoryInput = z.input<typeof finishTrajectorySchema>;
 
 export interface FinishTrajectoryResult {

@@ -7,14 +7,17 @@ import type { Capabilities, CapabilityName } from './capabilities.ts';
 import { seededRandom } from './seeded-random.ts';
 import type { Tool } from './tool.ts';
 
-/** What every task carries; environments add their own fields. Tasks are plain JSON. */
-export interface EnvironmentTask {
+/**
+ * What every task carries; environments add their own fields. Tasks are plain JSON: a type alias
+ * rather than an interface so that a task is assignable to the store's JSON type without a cast.
+ */
+export type EnvironmentTask = {
   /** Stable across runs; decides the split. */
   readonly id: string;
   readonly split: TaskSplit;
   /** The first user message of the episode. */
   readonly prompt: string;
-}
+};
 
 export interface VerifierInput<TTask> {
   readonly task: TTask;

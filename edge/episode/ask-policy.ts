@@ -35,6 +35,7 @@ export async function askPolicy(input: AskPolicyInput): Promise<Asked> {
         model: input.model,
         temperature: settings.temperature,
         maxTokens: settings.maxTokens,
+        // Turn n is sent seed + n, so an episode's turns do not repeat one draw.
         ...(settings.seed !== undefined ? { seed: settings.seed + input.turn } : {}),
         signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
       });

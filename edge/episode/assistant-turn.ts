@@ -4,12 +4,13 @@ import type { AssistantMessage, ToolCall } from '../../protocol/chat.ts';
 import type { TurnInput } from '../../protocol/turn.ts';
 import type { AssistantTurnMetadata, TurnRecorder } from '../../protocol/turn-metadata.ts';
 import type { PolicyResponse } from '../policy/policy-client.ts';
+import type { SamplingSettings } from '../policy/sampling-settings.ts';
 
 export interface AssistantTurnContext {
   readonly trajectoryId: string;
   readonly index: number;
-  readonly temperature: number;
-  readonly maxTokens: number;
+  /** What the turn was sampled with; a setting nobody asked for is recorded as null. */
+  readonly sampling: Pick<SamplingSettings, 'temperature' | 'maxTokens'>;
   /** Policy attempts this turn took (1 when the first call succeeded). */
   readonly attempts: number;
   /** The episode loop, or the recording proxy. */
@@ -37,8 +38,8 @@ export function assistantTurn(
   const metadata: AssistantTurnMetadata = {
     finishReason: response.finishReason,
     tokenExact: response.completionTokenIds !== undefined,
-    temperature: context.temperature,
-    maxTokens: context.maxTokens,
+    ...(context.sampling.temperature !== undefined ? { temperature: context.sampling.temperature } : {}),
+    maxTokens: context.sampling.maxTokens ?? null,
     attempts: context.attempts,
     recordedBy: context.recordedBy,
     // Prompt ids are not stored: they repeat every earlier turn (quadratic in episode length), and

@@ -1,18 +1,11 @@
 // The episode loop's settings: defaults written once with their reasons, and the check that runs
 // before an episode starts.
+import type { Sampling } from '../policy/sampling-settings.ts';
 import { EpisodeSetupError } from './episode-setup-error.ts';
 import { checkRetryPolicy, type RetryPolicy } from '../../protocol/openai/retry-policy.ts';
 
-export interface EpisodeSettings {
-  /**
-   * Sampling temperature. 1: GRPO learns from the policy's own samples (DeepSeekMath, Shao et al.
-   * 2024, §4.1), and the stored logprobs are only the policy's when nothing reshapes the distribution.
-   */
-  readonly temperature: number;
-  /** Completion tokens per turn. 512 covers a tool call or an SQL query with room to spare. */
-  readonly maxTokens: number;
-  /** Optional sampling seed; turn n of the episode is sent `seed + n` so turns do not repeat one draw. */
-  readonly seed?: number;
+/** The sampling settings (with their defaults below) and the loop's own. */
+export interface EpisodeSettings extends Sampling {
   /** One policy call, in milliseconds, before it counts as a (retryable) timeout. */
   readonly policyTimeoutMs: number;
   readonly retry: RetryPolicy;
@@ -30,7 +23,10 @@ export const defaultRetryPolicy: RetryPolicy = {
 };
 
 export const episodeDefaults: EpisodeSettings = {
+  // 1: GRPO learns from the policy's own samples (DeepSeekMath, Shao et al. 2024, §4.1), and the
+  // stored logprobs are only the policy's when nothing reshapes the distribution.
   temperature: 1,
+  // Completion tokens per turn: 512 covers a tool call or an SQL query with room to spare.
   maxTokens: 512,
   policyTimeoutMs: 60_000,
   retry: defaultRetryPolicy,

@@ -1,7 +1,7 @@
 // What the loop reports while it runs, for logs and (in phase 2) server-sent events. Observers
 // cannot change the episode; an observer that throws is ignored.
 import type { TurnInput } from '../../protocol/turn.ts';
-import type { EndStatus } from './trajectory-sink.ts';
+import type { EndStatus } from '../../protocol/finish.ts';
 import type { ToolErrorCode } from '../../protocol/tool-error-code.ts';
 
 export type EpisodeEvent =

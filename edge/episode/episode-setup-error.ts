@@ -1,7 +1,7 @@
 // Thrown by runEpisode before anything is written, when the episode cannot start as configured.
 // Everything that goes wrong after the start is data in the trajectory instead.
 
-export const episodeSetupErrorCodes = ['invalid-task', 'missing-capability', 'invalid-options'] as const;
+export const episodeSetupErrorCodes = ['missing-capability', 'invalid-options'] as const;
 export type EpisodeSetupErrorCode = (typeof episodeSetupErrorCodes)[number];
 
 export class EpisodeSetupError extends Error {

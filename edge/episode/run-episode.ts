@@ -18,7 +18,8 @@ import { EpisodeSetupError } from './episode-setup-error.ts';
 import { executeToolCall } from './execute-tool-call.ts';
 import { scoreEpisode } from './score-episode.ts';
 import { defaultStopRules, firstStop, type StopRule } from './stop-rules.ts';
-import type { EndStatus, TrajectoryEnd, TrajectorySink } from './trajectory-sink.ts';
+import type { EndStatus } from '../../protocol/finish.ts';
+import type { TrajectoryEnd, TrajectorySink } from './trajectory-sink.ts';
 import type { EndOutcome, TurnOutcome } from './turn-outcome.ts';
 import { realSleep } from '../../protocol/openai/real-sleep.ts';
 import { type RetryDeps, withRetries } from '../../protocol/openai/with-retries.ts';
@@ -32,6 +33,7 @@ export interface EpisodeDeps extends RetryDeps {
 
 export interface RunEpisodeOptions<TTask extends EnvironmentTask> {
   readonly environment: Environment<TTask>;
+  /** Typed already: whoever read it from outside checked it against `environment.taskSchema`. */
   readonly task: TTask;
   readonly policy: PolicyClient;
   readonly sink: TrajectorySink;
@@ -92,15 +94,7 @@ export async function runEpisode<TTask extends EnvironmentTask>(
 }
 
 function prepare<TTask extends EnvironmentTask>(options: RunEpisodeOptions<TTask>): Episode<TTask> {
-  const { environment, task } = options;
-  const parsedTask = environment.taskSchema.safeParse(task);
-  if (!parsedTask.success) {
-    const issue = parsedTask.error.issues[0];
-    throw new EpisodeSetupError(
-      'invalid-task',
-      `task does not fit environment ${environment.name}: ${issue?.path.join('.') || '(root)'}: ${issue?.message}`,
-    );
-  }
+  const { environment } = options;
   const capabilities = options.capabilities ?? {};
   const missing = missingCapabilities(environment.requires, capabilities);
   if (missing.length > 0) {
@@ -174,8 +168,7 @@ async function takeTurn<TTask extends EnvironmentTask>(episode: Episode<TTask>):
   const turn = assistantTurn(asked.response, message, {
     trajectoryId: options.sink.trajectoryId,
     index,
-    temperature: settings.temperature,
-    maxTokens: settings.maxTokens,
+    sampling: settings,
     attempts: asked.attempts,
     recordedBy: 'episode',
   });

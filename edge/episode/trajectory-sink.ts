@@ -1,9 +1,8 @@
 // Where the episode loop writes: one trajectory, turn by turn. The store implements it in phase 2;
 // tests use InMemoryTrajectorySink. Appends are idempotent by (trajectoryId, index), so the loop
 // may retry one safely.
+import type { EndStatus } from '../../protocol/finish.ts';
 import type { TurnInput } from '../../protocol/turn.ts';
-
-export type EndStatus = 'finished' | 'truncated' | 'error';
 
 export interface TrajectoryEnd {
   readonly status: EndStatus;

@@ -52,6 +52,7 @@ export class OpenAIPolicyClient implements PolicyClient {
       model: request.model,
       messages: request.messages,
       ...(request.tools.length > 0 ? { tools: request.tools } : {}),
+      // The wire boundary: the only place sampling settings take OpenAI's field names.
       temperature: request.temperature,
       [options.maxTokensField ?? 'max_completion_tokens']: request.maxTokens,
       ...(request.seed !== undefined ? { seed: request.seed } : {}),

@@ -2,15 +2,14 @@
 // openai-policy-client.ts), or a scripted double in tests. No HTTP here, so the loop stays portable.
 import type { AssistantMessage, ChatMessage, ToolSpec } from '../../protocol/chat.ts';
 import type { FinishReason } from '../../protocol/finish-reason.ts';
+import type { Sampling } from './sampling-settings.ts';
 
-export interface PolicyRequest {
+/** The messages, the model and the sampling settings (under their own names; see sampling-settings.ts). */
+export interface PolicyRequest extends Sampling {
   readonly messages: readonly ChatMessage[];
   readonly tools: readonly ToolSpec[];
   /** The model or adapter name to ask for, e.g. `agent@7`. */
   readonly model: string;
-  readonly temperature: number;
-  readonly maxTokens: number;
-  readonly seed?: number;
   /** Aborted on timeout (reason: a `TimeoutError`) or when the episode is cancelled. */
   readonly signal: AbortSignal;
 }

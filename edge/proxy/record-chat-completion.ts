@@ -14,7 +14,7 @@ import { assistantTurn, withToolCallIds } from '../episode/assistant-turn.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 import { ApiError, invalidField } from '../http/api-error.ts';
 import { toPolicyResponse } from '../policy/to-policy-response.ts';
-import { rolloutMetadataSchema } from '../rollouts/rollout-metadata.ts';
+import { proxyModel } from '../routing/proxy-model.ts';
 import { type ClientAsked, clientChunk, clientResponse } from './client-response.ts';
 import { newMessages } from './new-messages.ts';
 import { requestTools } from './request-tools.ts';
@@ -82,7 +82,10 @@ async function begin(context: ProxyContext, call: ProxyCall): Promise<Exchange> 
   const messages = request.messages.map(toChatMessage);
   const fresh = newMessages(turns, messages);
   if (!fresh.ok) throw new ApiError('conflict', `${fresh.field}: ${fresh.message}`, { field: fresh.field });
-  const model = await modelFor(store, trajectory.metadata, call.policy, request.model);
+  const model = await proxyModel(store, trajectory, {
+    ...(call.policy !== undefined ? { policy: call.policy } : {}),
+    requested: request.model,
+  });
   const upstreamBody: Record<string, unknown> = {
     ...request,
     model,
@@ -251,18 +254,17 @@ function replyTurn(
   try {
     const response = toPolicyResponse(json, { model, latencyMs });
     const message = withToolCallIds(response.message, index);
-    const requestedMax = request.max_completion_tokens ?? request.max_tokens ?? undefined;
+    const maxTokens = request.max_completion_tokens ?? request.max_tokens ?? undefined;
     const built = assistantTurn(response, message, {
       trajectoryId,
       index,
-      temperature: request.temperature ?? 1,
-      maxTokens: requestedMax ?? 0,
+      // What the client asked for; a temperature it left out is the API's default, 1.
+      sampling: { temperature: request.temperature ?? 1, ...(maxTokens !== undefined ? { maxTokens } : {}) },
       attempts: 1,
       recordedBy: 'proxy',
     });
     const metadata: AssistantTurnMetadata = {
       ...built.metadata,
-      maxTokens: requestedMax ?? null,
       ...(request.stream ? { streamed: true } : {}),
     };
     return {
@@ -272,26 +274,6 @@ function replyTurn(
   } catch (error) {
     throw new ApiError('bad-gateway', `inference endpoint: ${errorMessage(error)}`, { cause: error });
   }
-}
-
-/**
- * The model to ask for: the one routing recorded on the trajectory when it started; else the policy
- * the header names (or the request's own model) when the store knows it as a policy or version;
- * else the request's model unchanged.
- */
-async function modelFor(
-  store: Store,
-  metadata: Record<string, unknown>,
-  policy: string | undefined,
-  requested: string,
-): Promise<string> {
-  const recorded = rolloutMetadataSchema.shape.model.safeParse(metadata.model);
-  if (recorded.success) return recorded.data;
-  const version = await store.resolvePolicyVersion(policy ?? requested);
-  if (version) return version.adapterName;
-  if (policy !== undefined)
-    throw invalidField('x-edgerl-policy', `no policy or version is named "${policy}"`);
-  return requested;
 }
 
 /** An assistant message the client sent: recorded as it came, not sampled here. */

@@ -11,15 +11,17 @@ import { formatIssues } from '../../protocol/format-issues.ts';
 import { isStoreError } from '../../db/errors.ts';
 import type { Store } from '../../db/store.ts';
 import { sameJson } from '../../db/store/same-json.ts';
-import type { Environment } from '../environments/environment.ts';
+import type { Environment, EnvironmentTask } from '../environments/environment.ts';
 import { EpisodeSetupError } from '../episode/episode-setup-error.ts';
 import type { EpisodeDeps } from '../episode/run-episode.ts';
 import { runEpisode } from '../episode/run-episode.ts';
 import type { EpisodeSettings } from '../episode/episode-defaults.ts';
 import type { EpisodeEvent } from '../episode/episode-events.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
-import type { EndStatus } from '../episode/trajectory-sink.ts';
+import type { EndStatus } from '../../protocol/finish.ts';
 import type { PolicyClient } from '../policy/policy-client.ts';
+import type { SamplingSettings } from '../policy/sampling-settings.ts';
+import { type TrajectoryRouteRow, recordedRoute } from '../routing/route.ts';
 import { episodeMessageSchema } from './episode-message.ts';
 import { rolloutMetadataSchema } from './rollout-metadata.ts';
 import { StoreTrajectorySink } from './store-trajectory-sink.ts';
@@ -84,7 +86,7 @@ export async function runQueuedEpisode(
       policy: context.policy,
       sink,
       model: setup.model,
-      settings: { ...context.settings, ...setup.settings },
+      settings: { ...context.settings, ...setup.sampling },
       capabilities: { sql: storeReadOnlySql(store) },
       ...(resumed ? { resume: resumeFromTurns(turns) } : {}),
       ...(context.signal ? { signal: context.signal } : {}),
@@ -108,38 +110,33 @@ export async function runQueuedEpisode(
 
 interface Setup {
   readonly environment: Environment;
-  readonly task: Environment['taskSchema']['_output'];
+  readonly task: EnvironmentTask;
   readonly model: string;
-  readonly settings: Partial<EpisodeSettings>;
+  readonly sampling: SamplingSettings;
 }
 
-/** What the episode needs from the store, or the reason it cannot run (a string). */
+/**
+ * What the episode needs from the store, or the reason it cannot run (a string). The stored task is
+ * JSON from another process: it is checked against the environment here, the one place it is read.
+ */
 async function prepare(
   context: EpisodeRunnerContext,
-  trajectory: { env: string; taskId: string | null; metadata: Record<string, unknown> },
+  trajectory: TrajectoryRouteRow & { env: string; taskId: string | null },
 ): Promise<Setup | string> {
   const environment = Object.hasOwn(context.environments, trajectory.env)
     ? context.environments[trajectory.env]
     : undefined;
   if (!environment) return `unknown environment "${trajectory.env}"`;
   if (!trajectory.taskId) return 'the trajectory has no task';
+  const route = recordedRoute(trajectory);
+  if (!route) return 'trajectory metadata: no route (the model to ask for) was recorded';
   const metadata = rolloutMetadataSchema.safeParse(trajectory.metadata);
   if (!metadata.success) return `trajectory metadata: ${formatIssues(metadata.error)}`;
   const stored = await context.store.getTask(trajectory.taskId);
   const task = environment.taskSchema.safeParse(stored.input);
   if (!task.success)
     return `task ${stored.key} does not fit ${environment.name}: ${formatIssues(task.error)}`;
-  const { temperature, maxTokens, seed } = metadata.data.settings;
-  return {
-    environment,
-    task: task.data,
-    model: metadata.data.model,
-    settings: {
-      ...(temperature !== undefined ? { temperature } : {}),
-      ...(maxTokens !== undefined ? { maxTokens } : {}),
-      ...(seed !== undefined ? { seed } : {}),
-    },
-  };
+  return { environment, task: task.data, model: route.model, sampling: metadata.data.settings };
 }
 
 async function failSetup(store: Store, trajectoryId: string, reason: string): Promise<QueuedEpisodeOutcome> {

@@ -7,17 +7,14 @@ import { taskSplits } from '../../protocol/statuses.ts';
 import type { RolloutGroup } from '../../db/schema/rollout-groups.ts';
 import type { Task } from '../../db/schema/tasks.ts';
 import type { Store } from '../../db/store.ts';
-import type { Environment } from '../environments/environment.ts';
+import type { Environment, EnvironmentTask } from '../environments/environment.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 import { ApiError, invalidField } from '../http/api-error.ts';
-import { type Route, resolveRoute } from '../routing/resolve-route.ts';
+import { resolveRoute } from '../routing/resolve-route.ts';
+import { groupRouteFields, type Route, trajectoryRouteFields } from '../routing/route.ts';
 import { type EpisodeDispatcher, episodeMessage } from './episode-message.ts';
-import {
-  type RolloutMetadata,
-  type SamplingSettings,
-  samplingSettingsSchema,
-  slotSeed,
-} from './rollout-metadata.ts';
+import { type SamplingSettings, samplingSettingsSchema } from '../policy/sampling-settings.ts';
+import { type RolloutMetadata, slotSeed } from './rollout-metadata.ts';
 import { abandonEpisode } from './run-queued-episode.ts';
 
 /** Largest group one request may start; GRPO groups are usually 4–64 (DeepSeekMath used 64). */
@@ -77,7 +74,10 @@ export interface StartRolloutContext {
 export interface CreatedGroup {
   readonly group: RolloutGroup;
   readonly environment: Environment;
-  readonly task: Task;
+  /** The stored task row. */
+  readonly taskRow: Task;
+  /** Its input, checked against the environment's task schema once, here. */
+  readonly task: EnvironmentTask;
   readonly route: Route;
   readonly stickinessKey: string;
   readonly settings: SamplingSettings;
@@ -102,7 +102,7 @@ export async function createRolloutGroup(
       `unknown environment "${request.env}"; known: ${Object.keys(context.environments).join(', ')}`,
     );
   }
-  const task = await chooseTask(context, environment, request);
+  const { taskRow, task } = await chooseTask(context, environment, request);
   const stickinessKey = request.stickinessKey ?? crypto.randomUUID();
   const route = await resolveRoute(
     store,
@@ -114,21 +114,14 @@ export async function createRolloutGroup(
     context.defaultModel,
   );
   const settings = request.settings ?? {};
+  const routed = groupRouteFields(route);
   const group = await store.createGroup({
-    taskId: task.id,
+    taskId: taskRow.id,
     size: request.groupSize,
-    ...(route.policyVersionId ? { policyVersionId: route.policyVersionId } : {}),
-    ...(route.experimentId ? { experimentId: route.experimentId } : {}),
-    metadata: {
-      ...request.metadata,
-      env: environment.name,
-      model: route.model,
-      ...(route.armName ? { arm: route.armName, armId: route.experimentArmId } : {}),
-      stickinessKey,
-      settings,
-    },
+    ...routed,
+    metadata: { ...request.metadata, env: environment.name, ...routed.metadata, stickinessKey, settings },
   });
-  return { group, environment, task, route, stickinessKey, settings };
+  return { group, environment, taskRow, task, route, stickinessKey, settings };
 }
 
 export async function startRollout(
@@ -136,28 +129,26 @@ export async function startRollout(
   request: RolloutRequest,
 ): Promise<StartedRollout> {
   const { store } = context;
-  const { group, environment, task, route, stickinessKey, settings } = await createRolloutGroup(
+  const { group, environment, taskRow, route, stickinessKey, settings } = await createRolloutGroup(
     context,
     request,
   );
+  const routed = trajectoryRouteFields(route);
   // Stored with each trajectory, so training renders what the policy was offered even after the
   // environment's code changes.
   const tools = environment.tools.map((tool) => tool.spec);
   const trajectoryIds: string[] = [];
   for (let slot = 0; slot < request.groupSize; slot++) {
     const seed = slotSeed(settings.seed, slot);
-    const metadata: RolloutMetadata = {
-      model: route.model,
-      ...(route.armName ? { arm: route.armName } : {}),
+    const rollout: RolloutMetadata = {
       slot,
       settings: { ...settings, ...(seed !== undefined ? { seed } : {}) },
     };
     const trajectory = await store.startTrajectory({
       groupId: group.id,
-      ...(route.policyVersionId ? { policyVersionId: route.policyVersionId } : {}),
-      ...(route.experimentArmId ? { experimentArmId: route.experimentArmId } : {}),
+      ...routed,
       stickinessKey,
-      metadata,
+      metadata: { ...routed.metadata, ...rollout },
       tools,
     });
     trajectoryIds.push(trajectory.id);
@@ -173,8 +164,8 @@ export async function startRollout(
   }
   return {
     groupId: group.id,
-    taskId: task.id,
-    taskKey: task.key,
+    taskId: taskRow.id,
+    taskKey: taskRow.key,
     model: route.model,
     policyVersionId: route.policyVersionId ?? null,
     experimentArmId: route.experimentArmId ?? null,
@@ -183,36 +174,39 @@ export async function startRollout(
   };
 }
 
+/** The task row and its typed input: a stored task is checked against the environment here, once. */
 async function chooseTask(
   context: Omit<StartRolloutContext, 'dispatcher'>,
   environment: Environment,
   request: RolloutRequest,
-) {
+): Promise<{ taskRow: Task; task: EnvironmentTask }> {
   const { store } = context;
   if (request.taskId !== undefined) {
-    const task = await store.getTask(request.taskId).catch((error: unknown) => {
+    const taskRow = await store.getTask(request.taskId).catch((error: unknown) => {
       throw invalidField('taskId', errorMessage(error));
     });
-    if (task.env !== environment.name) {
+    if (taskRow.env !== environment.name) {
       throw invalidField(
         'taskId',
-        `task ${task.id} belongs to environment "${task.env}", not "${environment.name}"`,
+        `task ${taskRow.id} belongs to environment "${taskRow.env}", not "${environment.name}"`,
       );
     }
-    const parsed = environment.taskSchema.safeParse(task.input);
+    const parsed = environment.taskSchema.safeParse(taskRow.input);
     if (!parsed.success)
-      throw invalidField('taskId', `stored task ${task.key} does not fit ${environment.name}`);
-    return task;
+      throw invalidField('taskId', `stored task ${taskRow.key} does not fit ${environment.name}`);
+    return { taskRow, task: parsed.data };
   }
   const seed = request.taskSeed ?? (context.randomSeed ?? randomSeed)();
-  const sampled = environment.sampleTask(request.split ?? 'train', seed);
-  return store.upsertTask({
+  // The environment's own sampler: typed already, and plain JSON (the store checks that again).
+  const task = environment.sampleTask(request.split ?? 'train', seed);
+  const taskRow = await store.upsertTask({
     env: environment.name,
-    key: sampled.id,
-    input: sampled as unknown as Parameters<Store['upsertTask']>[0]['input'],
-    split: sampled.split,
+    key: task.id,
+    input: task,
+    split: task.split,
     seed,
   });
+  return { taskRow, task };
 }
 
 function randomSeed(): number {

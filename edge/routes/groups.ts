@@ -33,7 +33,7 @@ export function groupRoutes(deps: GroupRouteDeps) {
   return new Hono<EdgeEnv>()
     .post('/', bodyLimit(deps.maxBodyBytes), async (c) => {
       const request = await parseBody(c, rolloutRequestSchema);
-      const { group, task, route } = await createRolloutGroup(
+      const { group, taskRow, task, route } = await createRolloutGroup(
         { store: c.var.store, environments: deps.environments, defaultModel: deps.defaultModel },
         request,
       );
@@ -41,10 +41,10 @@ export function groupRoutes(deps: GroupRouteDeps) {
       return c.json(
         {
           groupId: group.id,
-          taskId: task.id,
-          taskKey: task.key,
+          taskId: taskRow.id,
+          taskKey: taskRow.key,
           // What the agent works on: the environment's task, prompt included.
-          task: task.input,
+          task,
           model: route.model,
           arm: route.armName ?? null,
         },

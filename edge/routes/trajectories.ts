@@ -4,13 +4,14 @@
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
-import { trajectoryStatuses } from '../../protocol/statuses.ts';
+import { endStatuses, refineEndReason } from '../../protocol/finish.ts';
 import { turnsAfter } from '../../db/store/turns-after.ts';
 import type { EdgeEnv } from '../app-env.ts';
 import { invalidField } from '../http/api-error.ts';
 import { parseBody, parseValue } from '../http/parse-body.ts';
 import { bodyLimit } from '../middleware/body-limit.ts';
-import { resolveRoute, type Route } from '../routing/resolve-route.ts';
+import { resolveRoute } from '../routing/resolve-route.ts';
+import { recordedRoute, type Route, trajectoryRouteFields } from '../routing/route.ts';
 
 export interface TrajectoryRouteDeps {
   readonly defaultModel: string | undefined;
@@ -33,11 +34,7 @@ const startSchema = z.strictObject({
   metadata: z.record(z.string(), z.unknown()).optional(),
 });
 
-const endStatuses = trajectoryStatuses.filter((status) => status !== 'running') as [
-  'finished',
-  'truncated',
-  'error',
-];
+/** The store's finish (finishTrajectory) under the API's names, with the agent's reward bounded. */
 const finishSchema = z
   .strictObject({
     status: z.enum(endStatuses),
@@ -47,12 +44,7 @@ const finishSchema = z
     reason: z.string().min(1).max(2000).optional(),
     metadata: z.record(z.string(), z.unknown()).optional(),
   })
-  .superRefine((finish, ctx) => {
-    if (finish.status === 'error' && !finish.reason)
-      ctx.addIssue({ code: 'custom', path: ['reason'], message: 'required when status is "error"' });
-    if (finish.status === 'finished' && finish.reason)
-      ctx.addIssue({ code: 'custom', path: ['reason'], message: 'only for status "error" or "truncated"' });
-  });
+  .superRefine(refineEndReason('reason'));
 
 const eventsQuery = z.object({ after: z.coerce.number().int().min(-1).optional() });
 
@@ -68,10 +60,10 @@ export function trajectoryRoutes(deps: TrajectoryRouteDeps) {
       let route: Route | undefined;
       if (body.groupId && body.policy === undefined && body.experiment === undefined) {
         // A member of a group takes the group's routing (routed once for all of its members).
-        const { metadata } = (await store.getGroup({ groupId: body.groupId })).group;
-        route = groupRoute(metadata);
-        if (typeof metadata.stickinessKey === 'string')
-          stickinessKey = body.stickinessKey ?? metadata.stickinessKey;
+        const { group } = await store.getGroup({ groupId: body.groupId });
+        route = recordedRoute(group);
+        if (typeof group.metadata.stickinessKey === 'string')
+          stickinessKey = body.stickinessKey ?? group.metadata.stickinessKey;
       }
       if (!route && (body.policy !== undefined || body.experiment !== undefined || deps.defaultModel)) {
         route = await resolveRoute(
@@ -84,18 +76,14 @@ export function trajectoryRoutes(deps: TrajectoryRouteDeps) {
           deps.defaultModel,
         );
       }
+      const routed = route ? trajectoryRouteFields(route) : { metadata: {} };
       const trajectory = await store.startTrajectory({
         ...(body.env ? { env: body.env } : {}),
         ...(body.groupId ? { groupId: body.groupId } : {}),
         ...(body.taskId ? { taskId: body.taskId } : {}),
-        ...(route?.policyVersionId ? { policyVersionId: route.policyVersionId } : {}),
-        ...(route?.experimentArmId ? { experimentArmId: route.experimentArmId } : {}),
+        ...routed,
         stickinessKey,
-        metadata: {
-          ...body.metadata,
-          ...(route ? { model: route.model } : {}),
-          ...(route?.armName ? { arm: route.armName } : {}),
-        },
+        metadata: { ...body.metadata, ...routed.metadata },
       });
       c.header('Location', `/v1/trajectories/${trajectory.id}`);
       return c.json({ trajectory, model: route?.model ?? null, arm: route?.armName ?? null }, 201);
@@ -159,14 +147,4 @@ export function trajectoryRoutes(deps: TrajectoryRouteDeps) {
         }
       });
     });
-}
-
-/** The routing a group recorded at creation (createRolloutGroup), if it recorded one. */
-function groupRoute(metadata: Record<string, unknown>): Route | undefined {
-  if (typeof metadata.model !== 'string') return undefined;
-  return {
-    model: metadata.model,
-    ...(typeof metadata.arm === 'string' ? { armName: metadata.arm } : {}),
-    ...(typeof metadata.armId === 'string' ? { experimentArmId: metadata.armId } : {}),
-  };
 }

@@ -3,25 +3,19 @@
 // (a version's adapter name such as `agent@7`, or a policy name meaning its default version), or an
 // experiment (by name or id) whose arms split traffic by weight, or neither (the edge's default model,
 // itself a policy or version name when the store knows it, else a served model name).
+import type { PolicyVersion } from '../../db/schema/policies.ts';
 import type { Store } from '../../db/store.ts';
 import { getPolicyVersion } from '../../db/store/get-policy-version.ts';
+import { errorMessage } from '../../protocol/error-message.ts';
 import { invalidField } from '../http/api-error.ts';
 import { armIndex, unitHash } from '../../experiments/pick-arm.ts';
+import type { Route } from './route.ts';
 
 export interface RouteRequest {
   readonly policy?: string;
   readonly experiment?: string;
   /** Hashed with the experiment id to pick the arm; the same key always gets the same arm. */
   readonly stickinessKey: string;
-}
-
-export interface Route {
-  /** What goes into the inference request's `model`. */
-  readonly model: string;
-  readonly policyVersionId?: string;
-  readonly experimentId?: string;
-  readonly experimentArmId?: string;
-  readonly armName?: string;
 }
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -38,32 +32,63 @@ export async function resolveRoute(
   if (request.experiment !== undefined)
     return routeExperiment(store, request.experiment, request.stickinessKey);
   if (request.policy !== undefined) {
-    const version = await store.resolvePolicyVersion(request.policy);
-    if (!version) {
+    const route = await routeNamed(store, request.policy, 'policy');
+    if (!route) {
       throw invalidField(
         'policy',
         `no policy version is served as "${request.policy}", and no policy of that name has a default version`,
       );
     }
-    if (version.status === 'retired') throw invalidField('policy', `${version.adapterName} is retired`);
-    return { model: version.adapterName, policyVersionId: version.id };
+    return route;
   }
   if (!defaultModel) {
     throw invalidField('policy', 'required: this edge has no default model (set DEFAULT_MODEL)');
   }
   // DEFAULT_MODEL may name a policy: then requests follow its promoted default version (and record
   // it), so `edgerl ab promote` takes effect without redeploying. Otherwise it is a served model as is.
-  const version = await store.resolvePolicyVersion(defaultModel);
-  if (version && version.status !== 'retired')
-    return { model: version.adapterName, policyVersionId: version.id };
-  return { model: defaultModel };
+  return (
+    (await routeNamed(store, defaultModel, 'policy', "the edge's default model ")) ?? { model: defaultModel }
+  );
+}
+
+/**
+ * The route for a policy name (its default version) or a version's served name; undefined when the
+ * store knows neither (then the name may still be a model the endpoint serves as is). Throws a 400
+ * naming `field` when the name is a retired version (see refuseRetired).
+ */
+export async function routeNamed(
+  store: Store,
+  name: string,
+  field: string,
+  whose = '',
+): Promise<Route | undefined> {
+  const version = await store.resolvePolicyVersion(name);
+  if (!version) return undefined;
+  refuseRetired(version, field, `${whose}${version.adapterName}`);
+  return { model: version.adapterName, policyVersionId: version.id };
+}
+
+/**
+ * The one rule for retired versions, for the router and the proxy alike: a retired version takes no
+ * new traffic, however it is named (a request's policy, an experiment's arm, DEFAULT_MODEL, the
+ * proxy's header or model), and is refused with a 400 that names it. Retiring
+ * (Store.retirePolicyVersion) is how a version leaves service for good: it is never published again,
+ * and a policy's default cannot be retired, so its traffic is moved off first (`edgerl ab promote`,
+ * `edgerl ab rollback`, setDefaultVersion). What recorded its route before the retirement keeps it
+ * (a route is read back from its row, never resolved again): every turn of a trajectory and every
+ * member of a group must come from the version on the row, which training and the A/B report count
+ * them under, and cutting them off mid-way would turn in-flight episodes into errors.
+ */
+function refuseRetired(version: PolicyVersion, field: string, subject: string): void {
+  if (version.status === 'retired')
+    throw invalidField(field, `${subject} is retired; it takes no new traffic`);
 }
 
 async function routeExperiment(store: Store, reference: string, stickinessKey: string): Promise<Route> {
   const { experiment, arms } = await store
     .getExperiment(uuidPattern.test(reference) ? { experimentId: reference } : { name: reference })
     .catch((error: unknown) => {
-      throw invalidField('experiment', error instanceof Error ? error.message : String(error));
+      throw invalidField('experiment', errorMessage(error));
     });
   if (experiment.status !== 'running') {
     throw invalidField('experiment', `${experiment.name} is ${experiment.status}; it takes no traffic`);
@@ -79,6 +104,11 @@ async function routeExperiment(store: Store, reference: string, stickinessKey: s
     ];
   if (!arm) throw invalidField('experiment', `${experiment.name} has no arm with a weight above 0`);
   const version = await getPolicyVersion(store.db, arm.policyVersionId);
+  refuseRetired(
+    version,
+    'experiment',
+    `${experiment.name}: arm ${arm.name}'s version ${version.adapterName}`,
+  );
   return {
     model: version.adapterName,
     policyVersionId: version.id,

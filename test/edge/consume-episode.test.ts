@@ -87,4 +87,24 @@ describe('consumeEpisode', () => {
     expect(closed.trajectory.status).toBe('error');
     expect(closed.trajectory.errorReason).toMatch(/^setup: trajectory metadata: /);
   });
+
+  it('checks the stored task against its environment when it reads it, and closes one that does not fit', async () => {
+    // makeGroup stores the input { q: 1 }: no id, split or prompt, so not a multi-hop task.
+    const { group } = await makeGroup(testStore.store, { size: 1, started: 0, env: 'multi-hop' });
+    const trajectory = await testStore.store.startTrajectory({
+      groupId: group.id,
+      metadata: { model: 'm', slot: 0, settings: {} },
+    });
+    const policy = new ScriptedPolicyClient([]);
+    const consumed = await consumeEpisode(
+      { store: testStore.store, environments, policy },
+      episodeMessage(group.id, trajectory.id),
+      { attempt: 1, maxAttempts: 4 },
+    );
+    expect(consumed).toMatchObject({ ack: true, outcome: { kind: 'failed-setup' } });
+    const closed = await testStore.store.getTrajectory(trajectory.id);
+    expect(closed.trajectory.errorReason).toMatch(/^setup: task .+ does not fit multi-hop: /);
+    expect(closed.turns).toEqual([]);
+    policy.assertDone();
+  });
 });

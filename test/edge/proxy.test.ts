@@ -103,6 +103,9 @@ describe('the recording proxy', () => {
       tokenExact: true,
       recordedBy: 'proxy',
       finishReason: 'tool_calls',
+      // What the client asked for: no token limit, and the API's default temperature.
+      maxTokens: null,
+      temperature: 1,
     });
 
     // The agent runs the tool itself and calls again with the whole conversation.
@@ -111,6 +114,8 @@ describe('the recording proxy', () => {
       model: 'whatever',
       logprobs: true,
       return_token_ids: true,
+      temperature: 0.5,
+      max_completion_tokens: 64,
       messages: [
         ...opening,
         { role: 'assistant', content: null, tool_calls: choice.message.tool_calls },
@@ -134,6 +139,7 @@ describe('the recording proxy', () => {
       ['assistant', 'value 4'],
     ]);
     expect(after.turns[3]?.toolCallId).toBe(callId);
+    expect(after.turns[4]?.metadata).toMatchObject({ temperature: 0.5, maxTokens: 64 });
 
     const finished = await h.api(`/v1/trajectories/${id}/finish`, {
       json: { status: 'finished', reward: 1 },
@@ -311,6 +317,63 @@ describe('the recording proxy, streaming', () => {
     expect(response.status).toBe(503);
     expect(await response.json()).toEqual({ error: { message: 'overloaded' } });
     expect((await h.store.getTrajectory(id)).turns.map((turn) => turn.role)).toEqual(['system', 'user']);
+  });
+});
+
+describe('the recording proxy and retired versions', () => {
+  it('keeps a trajectory on the version it recorded, and refuses the retired version for anything new', async () => {
+    const policy = await h.store.createPolicy({ name: 'proxy-retiring', baseModel: 'tiny' });
+    const old = await h.store.registerPolicyVersion({ policyId: policy.id });
+    const next = await h.store.registerPolicyVersion({ policyId: policy.id });
+    await h.store.publishPolicyVersion({ versionId: old.id });
+    await h.store.publishPolicyVersion({ versionId: next.id, makeDefault: true });
+    const routedBefore = await startTrajectory({ env: 'my-agent', policy: 'proxy-retiring@0' });
+    const groupBefore = (await (
+      await h.api('/v1/groups', {
+        json: { env: 'multi-hop', groupSize: 2, taskSeed: 3, policy: 'proxy-retiring@0' },
+      })
+    ).json()) as { groupId: string };
+    // A trajectory that recorded no route (started on the store directly): the proxy routes by name.
+    const unrouted = (await h.store.startTrajectory({ env: 'my-agent' })).id;
+
+    await h.store.retirePolicyVersion(old.id);
+
+    const calls = h.double.requests.length;
+    // Recorded before the retirement: it keeps its version.
+    expect((await chat(routedBefore, { model: 'x', messages: opening })).status).toBe(200);
+    expect(h.double.requests.slice(calls).map((request) => request.body.model)).toEqual(['proxy-retiring@0']);
+    // So does a group: a member joining after the retirement takes the group's route.
+    const joined = await h.api('/v1/trajectories', { json: { groupId: groupBefore.groupId } });
+    expect(joined.status).toBe(201);
+    expect(await joined.json()).toMatchObject({
+      model: 'proxy-retiring@0',
+      trajectory: { policyVersionId: old.id },
+    });
+    // Named for new traffic (before, the proxy sent all three upstream): a 400 naming the version.
+    const started = await h.api('/v1/trajectories', {
+      json: { env: 'my-agent', policy: 'proxy-retiring@0' },
+    });
+    expect(await started.json()).toMatchObject({
+      error: { field: 'policy', message: 'policy: proxy-retiring@0 is retired; it takes no new traffic' },
+    });
+    const byHeader = await h.api('/v1/chat/completions', {
+      json: { model: 'x', messages: opening },
+      headers: { 'x-edgerl-trajectory': unrouted, 'x-edgerl-policy': 'proxy-retiring@0' },
+    });
+    expect(byHeader.status).toBe(400);
+    expect(await byHeader.json()).toMatchObject({
+      error: { field: 'x-edgerl-policy', message: expect.stringContaining('proxy-retiring@0 is retired') },
+    });
+    const byModel = await chat(unrouted, { model: 'proxy-retiring@0', messages: opening });
+    expect(byModel.status).toBe(400);
+    expect(await byModel.json()).toMatchObject({
+      error: { field: 'model', message: expect.stringContaining('proxy-retiring@0 is retired') },
+    });
+    expect(h.double.requests.length).toBe(calls + 1);
+    expect((await h.store.getTrajectory(unrouted)).turns).toEqual([]);
+    // The policy's name still reaches its (published) default.
+    expect((await chat(unrouted, { model: 'proxy-retiring', messages: opening })).status).toBe(200);
+    expect(h.double.requests.at(-1)?.body.model).toBe('proxy-retiring@1');
   });
 });
 

@@ -100,8 +100,7 @@ describe('writer → store → reader', () => {
     const context = {
       trajectoryId: '00000000-0000-4000-8000-000000000000',
       index: 0,
-      temperature: 0.5,
-      maxTokens: 64,
+      sampling: { temperature: 0.5, maxTokens: 64 },
     };
     const episode = assistantTurn(response, response.message, {
       ...context,
