@@ -15,9 +15,8 @@ import {
   type SetDefaultVersionInput,
   setDefaultVersion,
 } from './store/default-version.ts';
+import { type CreateExperimentInput, createExperiment } from './store/create-experiment.ts';
 import {
-  type CreateExperimentInput,
-  createExperiment,
   type ExperimentRef,
   getExperiment,
   type ListExperimentsInput,

@@ -4,7 +4,9 @@ import type { TaskSplit } from '../protocol/statuses.ts';
 import { type AbRewardSource, abArmOutcomes } from '../db/store/ab-arm-outcomes.ts';
 import { type AbExperimentView, getAbExperiment } from '../db/store/get-ab-experiment.ts';
 import type { StoreDb } from '../db/store-db.ts';
-import { type AbReport, buildAbReport } from './build-ab-report.ts';
+import type { AbReport } from './ab-report.ts';
+import { buildAbReport } from './build-ab-report.ts';
+import { countedRewards } from './success.ts';
 
 export interface LoadAbReportOptions {
   readonly reward?: AbRewardSource;
@@ -23,11 +25,12 @@ export async function loadAbReport(
   options: LoadAbReportOptions = {},
 ): Promise<LoadedAbReport> {
   const view = await getAbExperiment(db, experimentRef);
-  const arms = await abArmOutcomes(db, {
+  const outcomes = await abArmOutcomes(db, {
     experimentId: view.experiment.id,
     reward: options.reward ?? 'auto',
     ...(options.split ? { split: options.split } : {}),
   });
   const { name, status, metric, minSamples } = view.experiment;
+  const arms = outcomes.map(({ ended, ...arm }) => ({ ...arm, rewards: countedRewards(ended) }));
   return { view, report: buildAbReport({ experiment: { name, status, metric, minSamples }, arms }) };
 }
