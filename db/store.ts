@@ -6,6 +6,7 @@ import { toStoreError } from './database-errors.ts';
 import { type MigrationReport, migrateStore, pendingMigrations } from './migrate.ts';
 import type { SqlClient } from './sql-client.ts';
 import type { StoreDb } from './store-db.ts';
+import { type AbArmOutcomesInput, abArmOutcomes } from './store/ab-arm-outcomes.ts';
 import { appendTurn } from './store/append-turn.ts';
 import { claimGroups, type ClaimGroupsInput } from './store/claim-groups.ts';
 import { type CreateGroupInput, createGroup } from './store/create-group.ts';
@@ -26,6 +27,7 @@ import {
   stopExperiment,
 } from './store/experiments.ts';
 import { type FinishTrajectoryInput, finishTrajectory } from './store/finish-trajectory.ts';
+import { getAbExperiment } from './store/get-ab-experiment.ts';
 import { type GetGroupInput, getGroup } from './store/get-group.ts';
 import { getTrajectory } from './store/get-trajectory.ts';
 import { type ReleaseGroupsInput, type RenewLeaseInput, releaseGroups, renewLease } from './store/leases.ts';
@@ -147,6 +149,9 @@ export class Store {
   listExperiments = (input: ListExperimentsInput = {}) => this.#run(() => listExperiments(this.db, input));
   setArmWeights = (input: SetArmWeightsInput) => this.#run(() => setArmWeights(this.db, input));
   stopExperiment = (experimentId: string) => this.#run(() => stopExperiment(this.db, experimentId));
+  /** By name or id, arms in position order (the control first), each with its version's name and status. */
+  getAbExperiment = (reference: string) => this.#run(() => getAbExperiment(this.db, reference));
+  abArmOutcomes = (input: AbArmOutcomesInput) => this.#run(() => abArmOutcomes(this.db, input));
 
   // SQL
   runReadOnlyQuery = (input: RunReadOnlyQueryInput) => runReadOnlyQuery(this.sql, input);

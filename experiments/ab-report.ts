@@ -1,20 +1,12 @@
 // The A/B report's shapes: what buildAbReport takes (per-arm outcomes, control first) and what it
 // returns (arm summaries, comparisons with the control, a verdict). Types only.
 import type { ExperimentMetric } from '../db/schema/experiments.ts';
+import type { AbArmOutcomes } from '../db/store/ab-arm-outcomes.ts';
 import type { ExperimentStatus } from '../protocol/statuses.ts';
 import type { DifferenceTest, MeanSummary, ProportionSummary } from './statistics.ts';
 
-export interface AbArmInput {
-  readonly name: string;
-  readonly adapterName: string;
-  /** Share of traffic the arm is meant to get (0–1). */
-  readonly weight: number;
-  readonly running: number;
-  readonly finished: number;
-  readonly truncated: number;
-  readonly error: number;
-  readonly turnCountMean: number | null;
-  readonly latencyMsMean: number | null;
+/** An arm's outcomes as the store gathers them, with the rewards that count instead of every outcome. */
+export interface AbArmInput extends Omit<AbArmOutcomes, 'armId' | 'position' | 'ended'> {
   /** The rewards that count (success.ts, countedRewards): finished or truncated, with a reward. */
   readonly rewards: readonly number[];
 }

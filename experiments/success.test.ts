@@ -2,7 +2,7 @@
 // report counted `reward >= 1` as a success and a missing reward as 0 (a failure), leaving out errors;
 // `edgerl ab report` counted `reward === 1` and left missing rewards out, errors included.
 import { describe, expect, it } from 'vitest';
-import type { AbArmInput } from './ab-report.ts';
+import { abArmInput } from '../test/support/ab-arm-input.ts';
 import { buildAbReport } from './build-ab-report.ts';
 import { countedRewards, countSuccesses, isSuccess, successRateApplies } from './success.ts';
 
@@ -32,18 +32,7 @@ describe('success', () => {
 });
 
 describe('the rule inside the report', () => {
-  const arm = (name: string, rewards: number[], error = 0): AbArmInput => ({
-    name,
-    adapterName: name,
-    weight: 0.5,
-    running: 0,
-    finished: rewards.length,
-    truncated: 0,
-    error,
-    turnCountMean: null,
-    latencyMsMean: null,
-    rewards,
-  });
+  const arm = (name: string, rewards: number[], error = 0) => abArmInput(name, rewards, { error });
   const experiment = { name: 'e', status: 'running' as const, metric: 'success' as const, minSamples: 2 };
 
   it('gives no success rate once a reward is above 1 (old demo: 2 of 3 successes)', () => {

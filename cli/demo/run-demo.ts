@@ -91,7 +91,7 @@ export async function runDemo(config: DemoConfig, deps: DemoDeps): Promise<DemoS
       stop,
     });
     // The verifier's reward, as the demo's success is the verifier's pass (RULER may score RL rounds).
-    const { report: ab } = await loadAbReport(store.db, evalRun.experimentId, { reward: 'verifier' });
+    const { report: ab } = await loadAbReport(store, evalRun.experimentId, { reward: 'verifier' });
     end();
 
     end = phase('report', '5/5 summary and report');

@@ -4,22 +4,12 @@
 // 2/3 = (0.2077, 0.9385); z = (2/3 − 1/3)/√(0.5·0.5·(1/3 + 1/3)) = 0.8165, p = 2·Φ(−z) = 0.4142;
 // Wald interval 1/3 ± 1.96·√(2·(1/3·2/3)/3) = (−0.4211, 1.0877).
 import { describe, expect, it } from 'vitest';
-import type { AbArmInput } from '../../experiments/ab-report.ts';
 import { buildAbReport } from '../../experiments/build-ab-report.ts';
+import { abArmInput } from '../../test/support/ab-arm-input.ts';
 import { describeArm, describeComparison } from './summary.ts';
 
-const arm = (name: string, adapterName: string, rewards: number[], error = 0): AbArmInput => ({
-  name,
-  adapterName,
-  weight: 0.5,
-  running: 0,
-  finished: rewards.length,
-  truncated: 0,
-  error,
-  turnCountMean: null,
-  latencyMsMean: null,
-  rewards,
-});
+const arm = (name: string, adapterName: string, rewards: number[], error = 0) =>
+  abArmInput(name, rewards, { adapterName, error });
 const experiment = {
   name: 'demo-eval',
   status: 'running' as const,

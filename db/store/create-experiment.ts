@@ -69,22 +69,22 @@ export async function createExperiment(
     const ids = request.arms.map((arm) => arm.policyVersionId);
     const versions = await tx.select().from(policyVersions).where(inArray(policyVersions.id, ids));
     const byId = new Map(versions.map((version) => [version.id, version]));
-    const seenVersions = new Set<string>();
     const seenNames = new Set<string>();
     const arms = request.arms.map((arm, index) => {
       const version = byId.get(arm.policyVersionId);
       if (!version)
         throw new StoreError('not-found', `arms.${index}: version ${arm.policyVersionId} does not exist`);
-      if (seenVersions.has(version.id)) {
+      // One version in two arms is allowed only under names that tell them apart (an A/A comparison:
+      // the demo's start and final when RL published nothing); arms named after their version cannot.
+      const armName = arm.name ?? version.adapterName;
+      if (seenNames.has(armName)) {
         throw new StoreError(
           'validation',
-          `arms.${index}: ${version.adapterName} is already an arm of this experiment`,
+          arm.name === undefined
+            ? `arms.${index}: ${version.adapterName} is already an arm of this experiment`
+            : `arms.${index}.name: "${armName}" is already an arm's name`,
         );
       }
-      seenVersions.add(version.id);
-      const armName = arm.name ?? version.adapterName;
-      if (seenNames.has(armName))
-        throw new StoreError('validation', `arms.${index}.name: "${armName}" is already an arm's name`);
       seenNames.add(armName);
       if (version.status !== 'published') {
         throw new StoreError(

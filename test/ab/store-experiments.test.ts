@@ -135,6 +135,18 @@ describe('createExperiment', () => {
       ['start', 0, 0.25],
       ['final', 1, 0.75],
     ]);
+    // One version under two names: an A/A comparison (the demo's, when RL published nothing).
+    const same = await store.createExperiment({
+      name: uniqueName('exp'),
+      arms: [
+        { name: 'start', policyVersionId: v0.id },
+        { name: 'final', policyVersionId: v0.id },
+      ],
+    });
+    expect(same.arms.map((arm) => [arm.name, arm.policyVersionId])).toEqual([
+      ['start', v0.id],
+      ['final', v0.id],
+    ]);
   });
 
   it('answers with the store error codes callers branch on', async () => {
@@ -354,7 +366,7 @@ describe('loadAbReport: the one success rule (experiments/success.ts)', () => {
     await end(treatment, 'finished', 1);
     await end(treatment, 'finished', 1);
 
-    const { report } = await loadAbReport(store.db, name);
+    const { report } = await loadAbReport(store, name);
     expect(
       report.arms.map((arm) => [arm.rewarded, arm.errors, arm.success?.successes, arm.success?.n]),
     ).toEqual([
@@ -365,12 +377,12 @@ describe('loadAbReport: the one success rule (experiments/success.ts)', () => {
 
     // A combined reward above 1 (old demo rule: a success): no success rate, means compared instead.
     await end(treatment, 'finished', 1, 1.5);
-    const { report: combined } = await loadAbReport(store.db, name);
+    const { report: combined } = await loadAbReport(store, name);
     expect(combined.binaryRewards).toBe(false);
     expect(combined.arms.map((arm) => arm.success)).toEqual([null, null]);
     expect(combined.test).toBe('welch-t');
     // The verifier's rewards alone are still 0 or 1: the demo reads those.
-    const { report: verifier } = await loadAbReport(store.db, name, { reward: 'verifier' });
+    const { report: verifier } = await loadAbReport(store, name, { reward: 'verifier' });
     expect(verifier.arms.map((arm) => arm.success?.successes)).toEqual([2, 3]);
   });
 });
