@@ -12,6 +12,7 @@ import { parseInput } from './parse-input.ts';
 
 export interface ExperimentWithArms {
   readonly experiment: Experiment;
+  /** By name from getExperiment and setArmWeights (the router's order); by position from createExperiment. */
   readonly arms: ExperimentArm[];
 }
 
