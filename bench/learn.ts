@@ -7,7 +7,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { main } from '../cli/main.ts';
-import type { DemoSummary } from '../cli/demo/summary.ts';
+import { type DemoSummary, describeArm } from '../cli/demo/summary.ts';
 
 /** The issue's budget for the whole demo on a 2-core machine without a GPU. */
 const budgetSeconds = 600;
@@ -34,16 +34,16 @@ const lines = [
   `\nbench:learn (load average ${load.toFixed(2)} at start, ${loadavg()[0]?.toFixed(2)} at end)`,
 ];
 for (const arm of summary.ab.arms)
-  lines.push(
-    `  ${arm.arm.padEnd(5)} ${arm.adapterName.padEnd(9)} ${pct(arm.success.rate).padStart(6)} (${arm.success.successes}/${arm.episodes}, 95% CI ${pct(arm.success.ci[0])}–${pct(arm.success.ci[1])})`,
-  );
+  lines.push(`  ${arm.name.padEnd(5)} ${arm.adapterName.padEnd(9)} ${describeArm(summary.ab, arm)}`);
 const c = summary.config;
 lines.push(
   `  config: ${c.preset}, embedding std ${c.embeddingStd}, LoRA r ${c.loraRank} α ${2 * c.loraRank} A ${c.loraInitA}${c.loraTrainA ? '' : ' (frozen)'}; SFT ${c.sftDemonstrations} demos (give-up rate ${c.demonstrationGiveUpRate}) × ${c.sftEpochs} epochs / batch ${c.sftBatch} at lr ${c.sftLearningRate}; RL ${c.rounds} rounds × ${c.groupsPerRound} groups × ${c.groupSize} at lr ${c.rlLearningRate}; T ${c.temperature}`,
 );
-const t = summary.ab.successTest;
+const t = summary.ab.comparisons[0];
 lines.push(
-  `  gain ${(100 * t.difference).toFixed(1)} points (95% CI ${(100 * t.ci[0]).toFixed(1)} to ${(100 * t.ci[1]).toFixed(1)}), p = ${t.pValue.toExponential(2)}; target ≥ 20 points with p < 0.05: ${t.difference >= 0.2 && t.pValue < 0.05 ? 'met' : 'NOT met'}`,
+  t?.kind === 'tested' && t.test === 'two-proportion-z'
+    ? `  gain ${(100 * t.difference).toFixed(1)} points (95% CI ${(100 * t.ci[0]).toFixed(1)} to ${(100 * t.ci[1]).toFixed(1)}), p = ${t.pValue.toExponential(2)}; target ≥ 20 points with p < 0.05: ${t.difference >= 0.2 && t.pValue < 0.05 ? 'met' : 'NOT met'}`
+    : `  no success-rate comparison (${t?.kind === 'untested' ? t.reason : 'rewards are not all 0 or 1'}); target NOT met`,
 );
 for (const [phase, seconds] of Object.entries(summary.seconds))
   lines.push(`  ${phase.padEnd(10)} ${seconds.toFixed(1).padStart(7)} s`);

@@ -5,16 +5,10 @@
 import { abArmOutcomes } from './store/ab-arm-outcomes.ts';
 import { appendTurn } from './store/append-turn.ts';
 import { claimGroups } from './store/claim-groups.ts';
-import { createAbExperiment } from './store/create-ab-experiment.ts';
+import { createExperiment } from './store/create-experiment.ts';
 import { createGroup } from './store/create-group.ts';
 import { getDefaultVersion, resolvePolicyVersion, setDefaultVersion } from './store/default-version.ts';
-import {
-  createExperiment,
-  getExperiment,
-  listExperiments,
-  setArmWeights,
-  stopExperiment,
-} from './store/experiments.ts';
+import { getExperiment, listExperiments, setArmWeights, stopExperiment } from './store/experiments.ts';
 import { finishTrajectory } from './store/finish-trajectory.ts';
 import { getAbExperiment } from './store/get-ab-experiment.ts';
 import { getGroup } from './store/get-group.ts';
@@ -92,7 +86,6 @@ export const storeFunctions = {
   resolvePolicyVersion,
   // Experiments
   createExperiment,
-  createAbExperiment,
   getExperiment,
   getAbExperiment,
   listExperiments,

@@ -8,26 +8,13 @@
 //   Wilson: scipy.stats.binomtest(k, n).proportion_ci(0.95, 'wilson').
 //   Holm: the step-down formula written out in Python over the two SciPy p-values.
 import { describe, expect, it } from 'vitest';
-import { type AbArmInput, type AbComparison, buildAbReport } from './build-ab-report.ts';
+import { abArmInput } from '../test/support/ab-arm-input.ts';
+import type { AbComparison } from './ab-report.ts';
+import { buildAbReport } from './build-ab-report.ts';
 import { formatAbReport } from './format-ab-report.ts';
 import { promoteWarning } from './promote-warning.ts';
 
-/** An arm whose trajectories all finished with the given rewards. */
-function arm(name: string, rewards: number[], overrides: Partial<AbArmInput> = {}): AbArmInput {
-  return {
-    name,
-    adapterName: name,
-    weight: 0.5,
-    running: 0,
-    finished: rewards.length,
-    truncated: 0,
-    error: 0,
-    turnCountMean: 3,
-    latencyMsMean: 100,
-    rewards,
-    ...overrides,
-  };
-}
+const arm = abArmInput;
 
 function tested(comparison: AbComparison | undefined) {
   if (comparison?.kind !== 'tested')
@@ -192,7 +179,7 @@ describe('buildAbReport: rates and guardrails', () => {
       'b ends in error more often than a: 15.0% vs 2.0% (p = 0.0010, two-proportion z-test).',
     );
     expect(report.notes).toContain(
-      '22 ended trajectories have no reward and are left out of the reward statistics.', // 2 + 20
+      '22 ended trajectories are left out of the reward statistics (17 ended in error, 5 have no reward).', // 2 + 15 errors; 5 truncated without one
     );
   });
 

@@ -1,7 +1,7 @@
 // The A/B report as text for a terminal: a header, one row per arm, one row per comparison with the
 // control, then the verdict and notes. `edgerl ab report --json` prints the report object instead.
-import type { AbReport, AbTest } from './build-ab-report.ts';
-import { formatP } from './build-ab-report.ts';
+import type { AbReport, AbTest } from './ab-report.ts';
+import { formatP, percent, signed } from './format-numbers.ts';
 
 const testNames = {
   'welch-t': "Welch's t-test",
@@ -80,18 +80,8 @@ export function formatAbReport(report: AbReport): string {
   ].join('\n');
 }
 
-function percent(value: number): string {
-  return `${(value * 100).toFixed(1)}%`;
-}
-
 function interval(ci: readonly [number, number], format: (value: number) => string): string {
   return Number.isNaN(ci[0]) ? '–' : `${format(ci[0])}, ${format(ci[1])}`;
-}
-
-function signed(value: number, digits: number): string {
-  const text = Math.abs(value).toFixed(digits);
-  if (Number(text) === 0) return text;
-  return `${value < 0 ? '−' : '+'}${text}`;
 }
 
 /** Columns padded to their widest cell: the first left-aligned, the rest right-aligned. */

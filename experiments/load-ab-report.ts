@@ -1,10 +1,13 @@
-// Gathers an experiment's per-arm outcomes from the store and builds its A/B report: the I/O half of
-// `edgerl ab report` (the statistics are in build-ab-report.ts).
+// Gathers an experiment's per-arm outcomes through the store and builds its A/B report: the I/O half of
+// `edgerl ab report`, `edgerl ab promote` and the demo (the statistics are in build-ab-report.ts, which
+// rewards count in success.ts).
 import type { TaskSplit } from '../protocol/statuses.ts';
-import { type AbRewardSource, abArmOutcomes } from '../db/store/ab-arm-outcomes.ts';
-import { type AbExperimentView, getAbExperiment } from '../db/store/get-ab-experiment.ts';
-import type { StoreDb } from '../db/store-db.ts';
-import { type AbReport, buildAbReport } from './build-ab-report.ts';
+import type { Store } from '../db/store.ts';
+import type { AbRewardSource } from '../db/store/ab-arm-outcomes.ts';
+import type { AbExperimentView } from '../db/store/get-ab-experiment.ts';
+import type { AbReport } from './ab-report.ts';
+import { buildAbReport } from './build-ab-report.ts';
+import { countedRewards } from './success.ts';
 
 export interface LoadAbReportOptions {
   readonly reward?: AbRewardSource;
@@ -18,16 +21,17 @@ export interface LoadedAbReport {
 }
 
 export async function loadAbReport(
-  db: StoreDb,
+  store: Pick<Store, 'getAbExperiment' | 'abArmOutcomes'>,
   experimentRef: string,
   options: LoadAbReportOptions = {},
 ): Promise<LoadedAbReport> {
-  const view = await getAbExperiment(db, experimentRef);
-  const arms = await abArmOutcomes(db, {
+  const view = await store.getAbExperiment(experimentRef);
+  const outcomes = await store.abArmOutcomes({
     experimentId: view.experiment.id,
     reward: options.reward ?? 'auto',
     ...(options.split ? { split: options.split } : {}),
   });
   const { name, status, metric, minSamples } = view.experiment;
+  const arms = outcomes.map(({ ended, ...arm }) => ({ ...arm, rewards: countedRewards(ended) }));
   return { view, report: buildAbReport({ experiment: { name, status, metric, minSamples }, arms }) };
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { armIndex, unitHash } from './pick-arm.ts';
+import { armIndex, pickArm, unitHash } from './pick-arm.ts';
 
 describe('armIndex', () => {
   it('maps u over the cumulative weights (hand-computed)', () => {
@@ -42,5 +42,22 @@ describe('unitHash', () => {
       if (armIndex([1, 3], await unitHash('experiment', `user-${user}`)) === 0) first += 1;
     }
     expect(Math.abs(first - 1000)).toBeLessThan(120);
+  });
+});
+
+describe('pickArm', () => {
+  it('is armIndex over the arms in the order given, u from unitHash', async () => {
+    const arms = [
+      { name: 'a', weight: 0.25 },
+      { name: 'b', weight: 0.75 },
+    ];
+    for (let user = 0; user < 20; user++) {
+      const key = `user-${user}`;
+      // Independent of pickArm's code: the slice of u = first 52 bits of SHA-256("exp:key") / 2^52.
+      const hex = createHash('sha256').update(`exp:${key}`).digest('hex');
+      const u = Number.parseInt(hex.slice(0, 13), 16) / 2 ** 52;
+      expect((await pickArm('exp', arms, key))?.name).toBe(u < 0.25 ? 'a' : 'b');
+    }
+    expect(await pickArm('exp', [{ name: 'a', weight: 0 }], 'user-1')).toBeUndefined();
   });
 });

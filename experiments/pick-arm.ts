@@ -42,3 +42,22 @@ export function armIndex(weights: readonly number[], u: number): number {
   // Rounding can leave target == total for u just below 1: it belongs to the last weighted arm.
   return last;
 }
+
+/**
+ * The arm `stickinessKey` lands on, with the arms in the order the router reads them
+ * (`store.getExperiment`: by name, so an arm's slice does not depend on insertion order). Undefined
+ * only when no arm has a weight above 0.
+ */
+export async function pickArm<Arm extends { readonly weight: number }>(
+  experimentId: string,
+  arms: readonly Arm[],
+  stickinessKey: string,
+): Promise<Arm | undefined> {
+  if (!arms.some((arm) => arm.weight > 0)) return undefined;
+  return arms[
+    armIndex(
+      arms.map((arm) => arm.weight),
+      await unitHash(experimentId, stickinessKey),
+    )
+  ];
+}

@@ -1,6 +1,6 @@
 // What `edgerl ab promote` says when asked to promote an arm the report does not back: people may
 // decide against the numbers (a guardrail they know about, a deadline), but they should know.
-import type { AbReport } from './build-ab-report.ts';
+import type { AbReport } from './ab-report.ts';
 
 /** A warning in plain words, or undefined when the report backs promoting `armName`. */
 export function promoteWarning(report: AbReport, armName: string): string | undefined {

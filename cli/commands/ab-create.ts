@@ -2,19 +2,11 @@
 // versions of one policy. The first arm is the control. The sample size the report waits for is
 // --min-samples, or sized from --baseline/--min-effect for a success metric, or 100 per arm.
 import { type ExperimentMetric, experimentMetrics } from '../../db/schema/experiments.ts';
-import { createAbExperiment } from '../../db/store/create-ab-experiment.ts';
+import { defaultMinSamples } from '../../db/store/create-experiment.ts';
 import { resolveVersionRef } from '../../db/store/resolve-version-ref.ts';
 import { sampleSizeForProportions } from '../../experiments/statistics.ts';
 import { type CommandInput, defineCommand, stringFlag, UsageError } from '../command.ts';
 import { onePositional, urlOption, urlUsage, withAbStore } from './ab-store.ts';
-
-/**
- * Rewarded trajectories per arm when nothing sizes the test. A floor against verdicts on noise, not a
- * power calculation: with rewards in [0, 1] (sd ≤ 0.5) and 100 per arm, the 95% interval of a
- * difference of means is at most ±1.97·0.5·√(2/100) ≈ ±0.14 wide, and t(99) is within 1.2% of the
- * normal quantile (1.984 vs 1.960), so the interval is close to its large-sample value.
- */
-export const defaultMinSamples = 100;
 
 const usage = `Usage: edgerl ab create NAME --arm VERSION[=WEIGHT] --arm VERSION[=WEIGHT] [options]
 
@@ -66,7 +58,7 @@ export const abCreateCommand = defineCommand({
     const created = await withAbStore({ values, env }, async (store) => {
       const versions = [];
       for (const arm of arms) versions.push(await resolveVersionRef(store.db, arm.version));
-      return createAbExperiment(store.db, {
+      return store.createExperiment({
         name,
         metric,
         minSamples: sizing.minSamples,

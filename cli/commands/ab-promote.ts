@@ -26,7 +26,7 @@ ${urlUsage}`,
       throw new UsageError('give the experiment and the arm: edgerl ab promote NAME ARM');
     const [name = '', armRef = ''] = positionals;
     const { result, warning } = await withAbStore({ values, env }, async (store) => {
-      const { view, report } = await loadAbReport(store.db, name);
+      const { view, report } = await loadAbReport(store, name);
       const arm = view.arms.find(
         (candidate) =>
           candidate.name === armRef ||

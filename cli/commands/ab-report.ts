@@ -38,7 +38,7 @@ ${urlUsage}`,
     if (!reward)
       throw new UsageError(`--reward must be one of ${abRewardSources.join(', ')}, got "${rawReward}"`);
     const { report } = await withAbStore({ values, env }, (store) =>
-      loadAbReport(store.db, name, { reward, ...(split ? { split } : {}) }),
+      loadAbReport(store, name, { reward, ...(split ? { split } : {}) }),
     );
     if (values.json) {
       stdout.write(`${JSON.stringify({ ...report, reward, split: split ?? null }, null, 2)}\n`);

@@ -1,10 +1,11 @@
 // Phase 4: the A/B evaluation. An experiment with two arms, the starting policy (the warm-start
-// adapter) and the final one, each at weight 1; every held-out eval task runs once in each arm,
-// through the edge's rollout API with the experiment named (a paired design: both arms see the same
-// tasks). The stickiness key of each run is chosen so that the edge's own routing sends it to the
-// intended arm. Leaves the statistics to ab-report.ts.
+// adapter, the control) and the final one, each at weight 1, metric success, verdict after every
+// eval task ran; every held-out eval task runs once in each arm, through the edge's rollout API with
+// the experiment named (a paired design: both arms see the same tasks). The stickiness key of each run
+// is chosen so that the edge's routing (experiments/pick-arm.ts) sends it to the intended arm. Leaves
+// the statistics to the experiments report (experiments/load-ab-report.ts).
 import type { Store } from '../../db/store.ts';
-import { armIndex, unitHash } from '../../experiments/pick-arm.ts';
+import { pickArm } from '../../experiments/pick-arm.ts';
 import type { Progress } from '../../trainer/train/progress.ts';
 import type { DemoConfig } from './demo-config.ts';
 import type { PublishedVersion } from './demo-queries.ts';
@@ -29,7 +30,6 @@ export async function evaluate(
     store: Store;
     progress: Progress;
     client: EdgeClient;
-    policyId: string;
     start: PublishedVersion;
     final: PublishedVersion;
     stop: StopSignal;
@@ -37,26 +37,27 @@ export async function evaluate(
 ): Promise<EvalRun> {
   const { store, client, progress } = deps;
   const experimentName = `demo-eval-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-  const { experiment, arms } = await store.createExperiment({
+  const { experiment } = await store.createExperiment({
     name: experimentName,
-    policyId: deps.policyId,
     description: `demo: ${deps.start.adapterName} (start) vs ${deps.final.adapterName} (final) on held-out multi-hop tasks`,
+    metric: 'success',
+    minSamples: config.evalPerArm,
     arms: [
       { name: 'start', policyVersionId: deps.start.id, weight: 1 },
       { name: 'final', policyVersionId: deps.final.id, weight: 1 },
     ],
   });
+  // The arms as the edge's router reads them, in its order.
+  const { arms } = await store.getExperiment({ experimentId: experiment.id });
   progress.line(
     `experiment ${experimentName}: ${deps.start.adapterName} vs ${deps.final.adapterName}, ${config.evalPerArm} eval tasks per arm`,
   );
-  const weights = arms.map((arm) => arm.weight);
   const groupIds: string[] = [];
   for (let i = 0; i < config.evalPerArm; i++) {
     deps.stop.check();
     const taskSeed = evalSeedBase + config.seed * 100_003 + i;
     for (const armName of ['start', 'final'] as const) {
-      const target = arms.findIndex((arm) => arm.name === armName);
-      const stickinessKey = await keyForArm(experiment.id, `eval-${i}-${armName}`, weights, target);
+      const stickinessKey = await keyForArm(experiment.id, `eval-${i}-${armName}`, arms, armName);
       const started = await client.startGroup({
         env: demoEnvironment,
         groupSize: 1,
@@ -80,16 +81,16 @@ export async function evaluate(
   return { experimentId: experiment.id, experimentName, start: deps.start, final: deps.final, groupIds };
 }
 
-/** The first `${prefix}-k` that the experiment's hash routing sends to arm `target`. */
+/** The first `${prefix}-k` that the experiment's hash routing sends to the arm named `target`. */
 async function keyForArm(
   experimentId: string,
   prefix: string,
-  weights: readonly number[],
-  target: number,
+  arms: readonly { readonly name: string; readonly weight: number }[],
+  target: string,
 ): Promise<string> {
   for (let k = 0; k < 1000; k++) {
     const key = `${prefix}-${k}`;
-    if (armIndex(weights, await unitHash(experimentId, key)) === target) return key;
+    if ((await pickArm(experimentId, arms, key))?.name === target) return key;
   }
   throw new Error(`no stickiness key for arm ${target} in 1000 tries (a zero-weight arm?)`);
 }

@@ -1,6 +1,6 @@
 // The demo's self-contained HTML report: the reward curve as inline SVG and the A/B table, no
 // scripts and no network assets, so it opens offline from disk. Pure: summary in, a string out.
-import type { DemoSummary } from './summary.ts';
+import { type DemoSummary, describeComparison } from './summary.ts';
 
 const escapeHtml = (text: string) =>
   text.replace(
@@ -45,14 +45,19 @@ export function htmlReport(summary: DemoSummary): string {
   const points = summary.steps
     .filter((step) => step.kind === 'rl' && step.reward !== null)
     .map((step) => ({ x: step.step, y: step.reward as number }));
-  const t = summary.ab.successTest;
+  const level = `${Math.round(summary.ab.confidence * 100)}%`;
   const rows = summary.ab.arms
-    .map(
-      (arm) =>
-        `<tr><td>${escapeHtml(arm.arm)}</td><td>${escapeHtml(arm.adapterName)}</td><td>${arm.episodes}</td>` +
-        `<td>${arm.success.successes}</td><td>${percent(arm.success.rate)}</td>` +
-        `<td>${percent(arm.success.ci[0])} – ${percent(arm.success.ci[1])}</td><td>${arm.errors}</td></tr>`,
-    )
+    .map((arm) => {
+      const success = arm.success && !Number.isNaN(arm.success.rate) ? arm.success : undefined;
+      return (
+        `<tr><td>${escapeHtml(arm.name)}</td><td>${escapeHtml(arm.adapterName)}</td><td>${arm.rewarded}</td>` +
+        (success
+          ? `<td>${success.successes}</td><td>${percent(success.rate)}</td>` +
+            `<td>${percent(success.ci[0])} – ${percent(success.ci[1])}</td>`
+          : '<td>–</td><td>–</td><td>–</td>') +
+        `<td>${arm.errors}</td></tr>`
+      );
+    })
     .join('');
   const phases = Object.entries(summary.seconds)
     .map(([phase, seconds]) => `<tr><td>${escapeHtml(phase)}</td><td>${seconds.toFixed(1)} s</td></tr>`)
@@ -69,9 +74,8 @@ ${summary.rounds.length + summary.reused.rounds} RL round(s) of ${summary.config
 <h2>Mean reward per GRPO step</h2>
 ${points.length > 0 ? rewardCurveSvg(points) : '<p>No GRPO step recorded.</p>'}
 <h2>A/B on held-out tasks</h2>
-<table><tr><th>arm</th><th>adapter</th><th>episodes</th><th>successes</th><th>success</th><th>95% CI (Wilson)</th><th>errors</th></tr>${rows}</table>
-<p>final − start: ${(100 * t.difference).toFixed(1)} points (95% CI ${(100 * t.ci[0]).toFixed(1)} to ${(100 * t.ci[1]).toFixed(1)}),
-p = ${t.pValue < 0.001 ? '&lt; 0.001' : t.pValue.toFixed(3)} (two-proportion z-test); experiment <code>${escapeHtml(summary.ab.experimentId)}</code>.</p>
+<table><tr><th>arm</th><th>adapter</th><th>episodes</th><th>successes</th><th>success</th><th>${level} CI (Wilson)</th><th>errors</th></tr>${rows}</table>
+<p>${escapeHtml(describeComparison(summary.ab))}; experiment <code>${escapeHtml(summary.experimentId)}</code>.</p>
 <h2>Wall time</h2><table>${phases}</table>
 <h2>Where the data is</h2><p><code>${escapeHtml(summary.dataDir)}</code> (store ${escapeHtml(summary.store.target)}). Try with <code>edgerl sql</code>:</p><ul>${queries}</ul>
 </body></html>

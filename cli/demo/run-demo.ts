@@ -6,12 +6,12 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { openStore } from '../../db/drivers/open-store.ts';
+import { loadAbReport } from '../../experiments/load-ab-report.ts';
 import { createJudgeClient } from '../../trainer/ruler/judge-client.ts';
 import { createMemoryRulerCache } from '../../trainer/ruler/ruler-cache.ts';
 import { rulerConfigFromEnv } from '../../trainer/ruler/ruler-config.ts';
 import type { JudgeDeps } from '../../trainer/train/group-rewards.ts';
 import type { Progress } from '../../trainer/train/progress.ts';
-import { abReport } from './ab-report.ts';
 import { type DemoConfig, demoPaths } from './demo-config.ts';
 import { publishedVersions, stepRewards, storeCounts } from './demo-queries.ts';
 import { evaluate } from './evaluate.ts';
@@ -82,17 +82,16 @@ export async function runDemo(config: DemoConfig, deps: DemoDeps): Promise<DemoS
     end = phase('evaluate', `4/5 A/B evaluation on held-out tasks (${config.evalPerArm} per arm)`);
     const versions = await publishedVersions(store, demoPolicyName);
     const final = versions.at(-1) ?? warm.version;
-    const policyRow = await store.sql.query('select id from policies where name = $1', [demoPolicyName]);
     const evalRun = await evaluate(config, {
       store,
       progress,
       client: services.client,
-      policyId: String(policyRow.rows[0]?.[0]),
       start: warm.version,
       final,
       stop,
     });
-    const ab = await abReport(store, evalRun.experimentId);
+    // The verifier's reward, as the demo's success is the verifier's pass (RULER may score RL rounds).
+    const { report: ab } = await loadAbReport(store, evalRun.experimentId, { reward: 'verifier' });
     end();
 
     end = phase('report', '5/5 summary and report');
@@ -108,6 +107,7 @@ export async function runDemo(config: DemoConfig, deps: DemoDeps): Promise<DemoS
       steps: await stepRewards(store, demoPolicyName),
       rounds: rl.rounds,
       reused: { model: !services.modelCreated, warmStart: warm.reused, rounds: rl.reusedRounds },
+      experimentId: evalRun.experimentId,
       ab,
       counts: await storeCounts(store),
       queries: demoQueries(evalRun.experimentId),

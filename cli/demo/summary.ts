@@ -1,6 +1,6 @@
 // The demo's summary: one plain object (what `--json` prints and the HTML report draws) and its text
-// rendering for people. Pure: no I/O.
-import type { AbReport } from './ab-report.ts';
+// rendering for people. The A/B part is the experiments report (`edgerl ab report`'s). Pure: no I/O.
+import type { AbArmReport, AbReport } from '../../experiments/ab-report.ts';
 import type { DemoConfig } from './demo-config.ts';
 import type { StepReward } from './demo-queries.ts';
 import type { RoundRecord } from './rl-rounds.ts';
@@ -21,6 +21,8 @@ export interface DemoSummary {
   readonly steps: readonly StepReward[];
   readonly rounds: readonly RoundRecord[];
   readonly reused: { readonly model: boolean; readonly warmStart: boolean; readonly rounds: number };
+  /** The eval experiment's id; `ab` is its report (verifier rewards). */
+  readonly experimentId: string;
   readonly ab: AbReport;
   readonly counts: Readonly<Record<string, number>>;
   readonly queries: readonly string[];
@@ -37,6 +39,39 @@ export function demoQueries(experimentId: string): string[] {
 
 const percent = (x: number) => `${(100 * x).toFixed(1)}%`;
 const pValue = (p: number) => (p < 0.001 ? 'p < 0.001' : `p = ${p.toFixed(3)}`);
+const level = (report: AbReport) => `${Math.round(report.confidence * 100)}%`;
+
+/** One arm: its success rate with the Wilson interval, or its mean reward where rewards are not 0/1. */
+export function describeArm(report: AbReport, arm: AbArmReport): string {
+  const errors = arm.errors > 0 ? `, ${arm.errors} error(s)` : '';
+  if (arm.success && !Number.isNaN(arm.success.rate)) {
+    const { rate, successes, n, ci } = arm.success;
+    return `${percent(rate).padStart(6)} success (${successes}/${n}, ${level(report)} CI ${percent(ci[0])}–${percent(ci[1])})${errors}`;
+  }
+  const { mean, n } = arm.reward;
+  return `mean reward ${Number.isNaN(mean) ? '–' : mean.toFixed(3)} (${n} rewarded)${errors}`;
+}
+
+/** The comparison of the final arm with the control (start): difference, interval, p and the test. */
+export function describeComparison(report: AbReport): string {
+  const comparison = report.comparisons[0];
+  if (!comparison) return 'no comparison';
+  const label = `${comparison.arm} − ${comparison.control}`;
+  if (comparison.kind === 'untested') return `${label}: not compared (${comparison.reason})`;
+  const ci = `${level(report)} CI`;
+  const p = pValue(comparison.pValue);
+  if (comparison.test === 'two-proportion-z') {
+    const points = (x: number) => (100 * x).toFixed(1);
+    return (
+      `${label}: ${comparison.difference >= 0 ? '+' : ''}${points(comparison.difference)} points ` +
+      `(${ci} ${points(comparison.ci[0])} to ${points(comparison.ci[1])}), ${p} (two-proportion z-test)`
+    );
+  }
+  return (
+    `${label}: mean reward ${comparison.difference >= 0 ? '+' : ''}${comparison.difference.toFixed(3)} ` +
+    `(${ci} ${comparison.ci[0].toFixed(3)} to ${comparison.ci[1].toFixed(3)}), ${p} (Welch's t-test)`
+  );
+}
 
 export function formatSummary(summary: DemoSummary): string {
   const { ab } = summary;
@@ -49,19 +84,10 @@ export function formatSummary(summary: DemoSummary): string {
     lines.push(
       `  step ${String(step.step).padStart(3)}  ${(step.reward as number).toFixed(3)}  ${'#'.repeat(Math.round((step.reward as number) * 40))}`,
     );
-  lines.push('', `A/B on held-out tasks (experiment ${ab.experimentId}):`);
-  for (const arm of ab.arms) {
-    lines.push(
-      `  ${arm.arm.padEnd(5)} ${arm.adapterName.padEnd(10)} ${percent(arm.success.rate).padStart(6)} success ` +
-        `(${arm.success.successes}/${arm.episodes}, 95% CI ${percent(arm.success.ci[0])}–${percent(arm.success.ci[1])})` +
-        `${arm.errors > 0 ? `, ${arm.errors} error(s)` : ''}`,
-    );
-  }
-  const t = ab.successTest;
-  lines.push(
-    `  final − start: ${t.difference >= 0 ? '+' : ''}${(100 * t.difference).toFixed(1)} points ` +
-      `(95% CI ${(100 * t.ci[0]).toFixed(1)} to ${(100 * t.ci[1]).toFixed(1)}), ${pValue(t.pValue)} (two-proportion z-test)`,
-  );
+  lines.push('', `A/B on held-out tasks (experiment ${summary.experimentId}):`);
+  for (const arm of ab.arms)
+    lines.push(`  ${arm.name.padEnd(5)} ${arm.adapterName.padEnd(10)} ${describeArm(ab, arm)}`);
+  lines.push(`  ${describeComparison(ab)}`);
   lines.push('', 'Wall time:');
   for (const [phase, seconds] of Object.entries(summary.seconds))
     lines.push(`  ${phase.padEnd(10)} ${seconds.toFixed(1).padStart(7)} s`);

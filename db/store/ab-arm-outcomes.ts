@@ -1,10 +1,11 @@
 // What the A/B report needs from the store, per arm of one experiment: how its trajectories ended
-// (SQL counts), mean turns and latency of the ended ones, and the raw rewards of the ended ones that
-// have a reward (Welch's test and binary detection want the values, not just their moments).
+// (SQL counts), mean turns and latency of the ended ones, and each ended one's status and reward, null
+// included (Welch's test and binary detection want the values, not just their moments; which of them
+// count is the report's rule, experiments/success.ts).
 // Trajectories are found by their experiment arm, so the report does not depend on how the edge
 // routed them; `split` keeps only trajectories of tasks in that split (eval runs).
-import { taskSplits } from '../../protocol/statuses.ts';
-import { and, asc, eq, inArray, isNotNull, ne, type SQL, sql } from 'drizzle-orm';
+import { type TrajectoryStatus, taskSplits } from '../../protocol/statuses.ts';
+import { and, asc, eq, inArray, ne, type SQL, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { experimentArms } from '../schema/experiment-arms.ts';
 import { policyVersions } from '../schema/policies.ts';
@@ -49,8 +50,13 @@ export interface AbArmOutcomes {
   /** Means over ended trajectories; null when none has ended. */
   readonly turnCountMean: number | null;
   readonly latencyMsMean: number | null;
-  /** Rewards of ended trajectories that have one, oldest first. */
-  readonly rewards: number[];
+  /** Every ended trajectory's status and reward (null when it has none), oldest first. */
+  readonly ended: EndedOutcome[];
+}
+
+export interface EndedOutcome {
+  readonly status: Exclude<TrajectoryStatus, 'running'>;
+  readonly reward: number | null;
 }
 
 export async function abArmOutcomes(db: StoreDb, input: AbArmOutcomesInput): Promise<AbArmOutcomes[]> {
@@ -88,30 +94,25 @@ export async function abArmOutcomes(db: StoreDb, input: AbArmOutcomesInput): Pro
     .orderBy(asc(experimentArms.position), asc(experimentArms.name));
 
   const reward = rewardExpressions[query.reward];
-  const rewardRows = await db
-    .select({ armId: trajectories.experimentArmId, reward })
+  const endedRows = await db
+    .select({ armId: trajectories.experimentArmId, status: trajectories.status, reward })
     .from(trajectories)
     .innerJoin(experimentArms, eq(experimentArms.id, trajectories.experimentArmId))
     .where(
-      and(
-        eq(experimentArms.experimentId, query.experimentId),
-        ne(trajectories.status, 'running'),
-        isNotNull(reward),
-        inSplit,
-      ),
+      and(eq(experimentArms.experimentId, query.experimentId), ne(trajectories.status, 'running'), inSplit),
     )
     .orderBy(asc(trajectories.startedAt), asc(trajectories.id));
-  const rewardsByArm = new Map<string, number[]>();
-  for (const row of rewardRows) {
-    if (row.armId === null || row.reward === null) continue;
-    const list = rewardsByArm.get(row.armId) ?? [];
-    list.push(Number(row.reward));
-    rewardsByArm.set(row.armId, list);
+  const endedByArm = new Map<string, EndedOutcome[]>();
+  for (const row of endedRows) {
+    if (row.armId === null || row.status === 'running') continue;
+    const list = endedByArm.get(row.armId) ?? [];
+    list.push({ status: row.status, reward: row.reward === null ? null : Number(row.reward) });
+    endedByArm.set(row.armId, list);
   }
   return arms.map((arm) => ({
     ...arm,
     turnCountMean: arm.turnCountMean === null ? null : Number(arm.turnCountMean),
     latencyMsMean: arm.latencyMsMean === null ? null : Number(arm.latencyMsMean),
-    rewards: rewardsByArm.get(arm.armId) ?? [],
+    ended: endedByArm.get(arm.armId) ?? [],
   }));
 }

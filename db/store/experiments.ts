@@ -1,83 +1,22 @@
-// Experiments and their arms, the basics: create one with its arms, read it, change arm weights, stop
-// it. Routing traffic by weight and promoting a winner belong to the A/B code that uses these.
+// Experiments and their arms, the basics: read one, list them, change arm weights, stop one. Creating
+// one is create-experiment.ts; routing traffic by weight and promoting a winner belong to the A/B code.
 import { experimentStatuses } from '../../protocol/statuses.ts';
-import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { StoreError } from '../errors.ts';
 import { type ExperimentArm, experimentArms } from '../schema/experiment-arms.ts';
 import { type Experiment, experiments } from '../schema/experiments.ts';
-import { policyVersions } from '../schema/policies.ts';
 import type { StoreDb } from '../store-db.ts';
 import { id, name } from './fields.ts';
 import { parseInput } from './parse-input.ts';
 
 export interface ExperimentWithArms {
   readonly experiment: Experiment;
+  /** By name from getExperiment and setArmWeights (the router's order); by position from createExperiment. */
   readonly arms: ExperimentArm[];
 }
 
 const weight = z.number().nonnegative().max(1e9);
-
-const createExperimentSchema = z.object({
-  name,
-  policyId: id,
-  description: z.string().max(2000).optional(),
-  arms: z
-    .array(z.object({ name, policyVersionId: id, weight: weight.default(1) }))
-    .min(1)
-    .max(100)
-    .superRefine((arms, ctx) => {
-      const seen = new Set<string>();
-      arms.forEach((arm, index) => {
-        if (seen.has(arm.name))
-          ctx.addIssue({ code: 'custom', path: [index, 'name'], message: 'repeated arm name' });
-        seen.add(arm.name);
-      });
-      if (arms.every((arm) => arm.weight === 0)) {
-        ctx.addIssue({ code: 'custom', path: [], message: 'at least one arm needs a weight above 0' });
-      }
-    }),
-});
-export type CreateExperimentInput = z.input<typeof createExperimentSchema>;
-
-export async function createExperiment(
-  db: StoreDb,
-  input: CreateExperimentInput,
-): Promise<ExperimentWithArms> {
-  const request = parseInput(createExperimentSchema, input, 'createExperiment');
-  return db.transaction(async (tx) => {
-    const versionIds = request.arms.map((arm) => arm.policyVersionId);
-    const versions = await tx
-      .select({ id: policyVersions.id, policyId: policyVersions.policyId })
-      .from(policyVersions)
-      .where(inArray(policyVersions.id, versionIds));
-    const policyOf = new Map(versions.map((version) => [version.id, version.policyId]));
-    request.arms.forEach((arm, index) => {
-      const policyId = policyOf.get(arm.policyVersionId);
-      if (!policyId)
-        throw new StoreError(
-          'not-found',
-          `arms.${index}.policyVersionId: ${arm.policyVersionId} does not exist`,
-        );
-      if (policyId !== request.policyId) {
-        throw new StoreError(
-          'validation',
-          `createExperiment: arms.${index}.policyVersionId: belongs to another policy`,
-        );
-      }
-    });
-    const [experiment] = await tx
-      .insert(experiments)
-      .values({ name: request.name, policyId: request.policyId, description: request.description ?? null })
-      .returning();
-    if (!experiment) throw new Error('insert returned no row');
-    const arms = await tx
-      .insert(experimentArms)
-      .values(request.arms.map((arm) => ({ ...arm, experimentId: experiment.id })))
-      .returning();
-    return { experiment, arms: arms.sort((a, b) => (a.name < b.name ? -1 : 1)) };
-  });
-}
 
 const experimentRefSchema = z.union([z.object({ experimentId: id }), z.object({ name })]);
 export type ExperimentRef = z.input<typeof experimentRefSchema>;

@@ -49,8 +49,11 @@ describe('resolveRoute and retired versions', () => {
     });
     const { experiment } = await store.createExperiment({
       name: uniqueName('ab-retiring'),
-      policyId: retired.policyId,
-      arms: [{ name: 'old', policyVersionId: retired.id, weight: 1 }],
+      // An experiment needs two published versions; the other arm's share (1e-18) is never drawn.
+      arms: [
+        { name: 'old', policyVersionId: retired.id, weight: 1e9 },
+        { name: 'current', policyVersionId: current.id, weight: 1e-9 },
+      ],
     });
     expect(
       (await resolveRoute(store, { experiment: experiment.name, stickinessKey: 'k' }, undefined)).model,

@@ -5,10 +5,9 @@
 // itself a policy or version name when the store knows it, else a served model name).
 import type { PolicyVersion } from '../../db/schema/policies.ts';
 import type { Store } from '../../db/store.ts';
-import { getPolicyVersion } from '../../db/store/get-policy-version.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 import { invalidField } from '../http/api-error.ts';
-import { armIndex, unitHash } from '../../experiments/pick-arm.ts';
+import { pickArm } from '../../experiments/pick-arm.ts';
 import type { Route } from './route.ts';
 
 export interface RouteRequest {
@@ -94,16 +93,9 @@ async function routeExperiment(store: Store, reference: string, stickinessKey: s
     throw invalidField('experiment', `${experiment.name} is ${experiment.status}; it takes no traffic`);
   }
   // Arms come sorted by name, so the interval each arm owns does not depend on insertion order.
-  const u = await unitHash(experiment.id, stickinessKey);
-  const arm =
-    arms[
-      armIndex(
-        arms.map((candidate) => candidate.weight),
-        u,
-      )
-    ];
+  const arm = await pickArm(experiment.id, arms, stickinessKey);
   if (!arm) throw invalidField('experiment', `${experiment.name} has no arm with a weight above 0`);
-  const version = await getPolicyVersion(store.db, arm.policyVersionId);
+  const version = await store.getPolicyVersion(arm.policyVersionId);
   refuseRetired(
     version,
     'experiment',

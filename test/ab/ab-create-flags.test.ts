@@ -1,7 +1,8 @@
 // `edgerl ab create`'s flag parsing: arm specs and the sample size, without a store.
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../cli/command.ts';
-import { defaultMinSamples, parseArmSpec, resolveMinSamples } from '../../cli/commands/ab-create.ts';
+import { parseArmSpec, resolveMinSamples } from '../../cli/commands/ab-create.ts';
+import { defaultMinSamples } from '../../db/store/create-experiment.ts';
 
 describe('parseArmSpec', () => {
   it('splits at the last "=" and defaults the weight to 1', () => {

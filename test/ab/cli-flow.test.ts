@@ -206,7 +206,7 @@ describe('an experiment from creation to promotion and rollback', () => {
       'Promote agent@2: edgerl ab promote checkout agent@2',
     ]);
     expect(report.notes).toEqual([
-      '1 ended trajectories have no reward and are left out of the reward statistics.',
+      '1 ended trajectories are left out of the reward statistics (1 ended in error).',
     ]);
   });
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PolicyVersion } from '../../db/schema/policies.ts';
 import type { Store } from '../../db/store.ts';
 import { abArmOutcomes } from '../../db/store/ab-arm-outcomes.ts';
-import { createAbExperiment } from '../../db/store/create-ab-experiment.ts';
+import { loadAbReport } from '../../experiments/load-ab-report.ts';
 import { getAbExperiment } from '../../db/store/get-ab-experiment.ts';
 import { listAbExperiments } from '../../db/store/list-ab-experiments.ts';
 import { promoteArm } from '../../db/store/promote-arm.ts';
@@ -65,12 +65,12 @@ describe('resolveVersionRef', () => {
   });
 });
 
-describe('createAbExperiment', () => {
+describe('createExperiment', () => {
   it('stores weights normalised, arms in the order given, the metric and the sample size', async () => {
     const { versions } = await makePolicy(3);
     const name = uniqueName('exp');
     // Control @2 first, then @0: the order of the arms is not their names' order.
-    const created = await createAbExperiment(store.db, {
+    const created = await store.createExperiment({
       name,
       metric: 'success',
       minSamples: 40,
@@ -93,7 +93,7 @@ describe('createAbExperiment', () => {
     const other = await makePolicy(1);
     const [v0, v1, training] = [at(versions, 0), at(versions, 1), at(versions, 2)];
     const attempt = (arms: PolicyVersion[], name = uniqueName('exp')) =>
-      createAbExperiment(store.db, {
+      store.createExperiment({
         name,
         minSamples: 10,
         arms: arms.map((version) => ({ policyVersionId: version.id, weight: 1 })),
@@ -110,13 +110,100 @@ describe('createAbExperiment', () => {
     );
     await expect(attempt([v0, v1], 'has space')).rejects.toThrow(/name: letters, digits/);
   });
+  it('defaults the metric, the sample size and the arm names, and keeps names given', async () => {
+    const { policy, versions } = await makePolicy(2);
+    const [v0, v1] = [at(versions, 0), at(versions, 1)];
+    const plain = await store.createExperiment({
+      name: uniqueName('exp'),
+      arms: [{ policyVersionId: v0.id }, { policyVersionId: v1.id }],
+    });
+    // metric and minSamples as `edgerl ab create` defaults them; equal weights 1 → 1/2 each.
+    expect(plain.experiment).toMatchObject({ policyId: policy.id, metric: 'reward', minSamples: 100 });
+    expect(plain.arms.map((arm) => [arm.name, arm.position, arm.weight])).toEqual([
+      [v0.adapterName, 0, 0.5],
+      [v1.adapterName, 1, 0.5],
+    ]);
+    // Names given, listed out of their alphabetical order: positions follow the order given.
+    const named = await store.createExperiment({
+      name: uniqueName('exp'),
+      arms: [
+        { name: 'start', policyVersionId: v0.id, weight: 2 },
+        { name: 'final', policyVersionId: v1.id, weight: 6 },
+      ],
+    });
+    expect(named.arms.map((arm) => [arm.name, arm.position, arm.weight])).toEqual([
+      ['start', 0, 0.25],
+      ['final', 1, 0.75],
+    ]);
+    // One version under two names: an A/A comparison (the demo's, when RL published nothing).
+    const same = await store.createExperiment({
+      name: uniqueName('exp'),
+      arms: [
+        { name: 'start', policyVersionId: v0.id },
+        { name: 'final', policyVersionId: v0.id },
+      ],
+    });
+    expect(same.arms.map((arm) => [arm.name, arm.policyVersionId])).toEqual([
+      ['start', v0.id],
+      ['final', v0.id],
+    ]);
+  });
+
+  it('answers with the store error codes callers branch on', async () => {
+    const { versions } = await makePolicy(3, 2);
+    const [v0, v1, training] = [at(versions, 0), at(versions, 1), at(versions, 2)];
+    const codeOf = (promise: Promise<unknown>) =>
+      promise.then(
+        () => 'created',
+        (error: unknown) => (error as { code?: string }).code,
+      );
+    const arms = [{ policyVersionId: v0.id }, { policyVersionId: v1.id }];
+    expect(
+      await codeOf(
+        store.createExperiment({
+          name: uniqueName('exp'),
+          arms: [{ policyVersionId: v0.id }, { policyVersionId: '3f1c0d0e-0000-4000-8000-000000000000' }],
+        }),
+      ),
+    ).toBe('not-found');
+    expect(
+      await codeOf(
+        store.createExperiment({
+          name: uniqueName('exp'),
+          arms: [{ policyVersionId: v0.id }, { policyVersionId: training.id }],
+        }),
+      ),
+    ).toBe('conflict');
+    expect(
+      await codeOf(
+        store.createExperiment({
+          name: uniqueName('exp'),
+          arms: [
+            { name: 'same', policyVersionId: v0.id },
+            { name: 'same', policyVersionId: v1.id },
+          ],
+        }),
+      ),
+    ).toBe('validation');
+    expect(await codeOf(store.createExperiment({ name: uniqueName('exp'), arms, minSamples: 1 }))).toBe(
+      'validation',
+    );
+    expect(
+      await codeOf(
+        store.createExperiment({
+          name: uniqueName('exp'),
+          arms: [{ policyVersionId: v0.id, weight: 0 }, { policyVersionId: v1.id }],
+        }),
+      ),
+    ).toBe('validation');
+  });
 });
 
 describe('abArmOutcomes and listAbExperiments', () => {
   it('counts outcomes per arm, averages turns and latency of ended trajectories, and returns the rewards', async () => {
     const { versions } = await makePolicy(2);
     const name = uniqueName('exp');
-    const { experiment, arms } = await createAbExperiment(store.db, {
+    const { experiment, arms } = await store.createExperiment({
       name,
       minSamples: 10,
       arms: versions.map((version) => ({ policyVersionId: version.id, weight: 1 })),
@@ -172,7 +259,12 @@ describe('abArmOutcomes and listAbExperiments', () => {
         error: 1,
         turnCountMean: 7 / 3, // (4 + 2 + 1) / 3 ended
         latencyMsMean: 150, // (100 + 300 + 50) / 3
-        rewards: [0.8, 0], // auto: final 0.8 over verifier 1; verifier 0; the error has none
+        // auto: final 0.8 over verifier 1; verifier 0; the error has none
+        ended: [
+          { status: 'finished', reward: 0.8 },
+          { status: 'finished', reward: 0 },
+          { status: 'error', reward: null },
+        ],
       },
       {
         name: at(versions, 1).adapterName,
@@ -185,23 +277,32 @@ describe('abArmOutcomes and listAbExperiments', () => {
         error: 0,
         turnCountMean: 8, // (10 + 6) / 2
         latencyMsMean: 600, // (1000 + 200) / 2
-        rewards: [0, 1],
+        ended: [
+          { status: 'truncated', reward: 0 },
+          { status: 'finished', reward: 1 },
+        ],
       },
     ]);
     const rewardsOf = async (reward: 'verifier' | 'judge' | 'final', split?: 'eval') =>
       (
         await abArmOutcomes(store.db, { experimentId: experiment.id, reward, ...(split ? { split } : {}) })
-      ).map((arm) => arm.rewards);
+      ).map((arm) => arm.ended.map((trajectory) => trajectory.reward));
     expect(await rewardsOf('verifier')).toEqual([
-      [1, 0],
+      [1, 0, null],
       [0, 1],
     ]);
-    expect(await rewardsOf('judge')).toEqual([[0.9], [0.2]]);
-    expect(await rewardsOf('final')).toEqual([[0.8], []]);
+    expect(await rewardsOf('judge')).toEqual([
+      [0.9, null, null],
+      [0.2, null],
+    ]);
+    expect(await rewardsOf('final')).toEqual([
+      [0.8, null, null],
+      [null, null],
+    ]);
     const evalOnly = await abArmOutcomes(store.db, { experimentId: experiment.id, split: 'eval' });
-    expect(evalOnly.map((arm) => [arm.finished, arm.truncated, arm.running, arm.rewards])).toEqual([
-      [1, 0, 0, [0]],
-      [0, 1, 0, [0]],
+    expect(evalOnly.map((arm) => [arm.finished, arm.truncated, arm.running, arm.ended])).toEqual([
+      [1, 0, 0, [{ status: 'finished', reward: 0 }]],
+      [0, 1, 0, [{ status: 'truncated', reward: 0 }]],
     ]);
 
     const [listed] = (await listAbExperiments(store.db)).filter((entry) => entry.experiment.name === name);
@@ -224,9 +325,71 @@ describe('abArmOutcomes and listAbExperiments', () => {
   });
 });
 
+describe('loadAbReport: the one success rule (experiments/success.ts)', () => {
+  /** One ended trajectory on the arm, with a verifier reward and a final reward where given. */
+  async function end(
+    arm: { id: string; policyVersionId: string },
+    status: 'finished' | 'truncated' | 'error',
+    verifier: number | null,
+    final: number | null = null,
+  ) {
+    const trajectory = await store.startTrajectory({
+      env: 'multi-hop',
+      experimentArmId: arm.id,
+      policyVersionId: arm.policyVersionId,
+    });
+    await store.finishTrajectory({
+      trajectoryId: trajectory.id,
+      status,
+      ...(verifier === null ? {} : { verifierReward: verifier }),
+      ...(status === 'error' ? { errorReason: 'policy-down' } : {}),
+    });
+    if (final !== null)
+      await store.setFinalRewards({ rewards: [{ trajectoryId: trajectory.id, finalReward: final }] });
+  }
+
+  it('leaves out errors and missing rewards, and counts a reward of exactly 1 as a success', async () => {
+    const { versions } = await makePolicy(2);
+    const name = uniqueName('exp');
+    const { arms } = await store.createExperiment({
+      name,
+      metric: 'success',
+      minSamples: 2,
+      arms: versions.map((version) => ({ policyVersionId: version.id })),
+    });
+    const [control, treatment] = [at(arms, 0), at(arms, 1)];
+    await end(control, 'finished', 1);
+    await end(control, 'finished', 0);
+    await end(control, 'truncated', 1);
+    await end(control, 'finished', null); // old demo rule: a failure, 2/4; now left out: 2/3
+    await end(control, 'error', null, 1); // old `ab report` rule: a success; now left out
+    await end(treatment, 'finished', 1);
+    await end(treatment, 'finished', 1);
+
+    const { report } = await loadAbReport(store, name);
+    expect(
+      report.arms.map((arm) => [arm.rewarded, arm.errors, arm.success?.successes, arm.success?.n]),
+    ).toEqual([
+      [3, 1, 2, 3],
+      [2, 0, 2, 2],
+    ]);
+    expect(report.test).toBe('two-proportion-z');
+
+    // A combined reward above 1 (old demo rule: a success): no success rate, means compared instead.
+    await end(treatment, 'finished', 1, 1.5);
+    const { report: combined } = await loadAbReport(store, name);
+    expect(combined.binaryRewards).toBe(false);
+    expect(combined.arms.map((arm) => arm.success)).toEqual([null, null]);
+    expect(combined.test).toBe('welch-t');
+    // The verifier's rewards alone are still 0 or 1: the demo reads those.
+    const { report: verifier } = await loadAbReport(store, name, { reward: 'verifier' });
+    expect(verifier.arms.map((arm) => arm.success?.successes)).toEqual([2, 3]);
+  });
+});
+
 describe('promoteArm and rollbackDefaultVersion', () => {
   async function experimentOn(versions: readonly PolicyVersion[]) {
-    return createAbExperiment(store.db, {
+    return store.createExperiment({
       name: uniqueName('exp'),
       minSamples: 10,
       arms: versions.map((version) => ({ policyVersionId: version.id, weight: 1 })),

@@ -50,11 +50,24 @@ describe('edgerl demo --quick --json', () => {
     const summary = JSON.parse(stdout) as DemoSummary;
     expect(summary.policy).toBe('demo');
     expect(summary.startVersion).toBe('demo@1');
-    // --quick: 3 eval tasks per arm, each run once in each arm.
-    expect(summary.ab.arms.map((arm) => arm.arm)).toEqual(['start', 'final']);
-    for (const arm of summary.ab.arms) expect(arm.episodes + arm.errors).toBe(3);
-    expect(summary.ab.successTest.pValue).toBeGreaterThanOrEqual(0);
-    expect(summary.ab.successTest.pValue).toBeLessThanOrEqual(1);
+    // --quick: 3 eval tasks per arm, each run once in each arm; the report is the experiments one,
+    // start the control, metric success, a verdict once each arm has its 3 rewards.
+    expect(summary.ab.experiment).toMatchObject({ metric: 'success', minSamples: 3 });
+    expect(summary.ab.arms.map((arm) => [arm.name, arm.control])).toEqual([
+      ['start', true],
+      ['final', false],
+    ]);
+    // Every multi-hop episode that did not error has a verifier reward of 0 or 1.
+    for (const arm of summary.ab.arms) expect(arm.rewarded + arm.errors).toBe(3);
+    const comparison = summary.ab.comparisons[0];
+    if (comparison?.kind === 'tested') {
+      expect(comparison.test).toBe('two-proportion-z');
+      expect(comparison.pValue).toBeGreaterThanOrEqual(0);
+      expect(comparison.pValue).toBeLessThanOrEqual(1);
+    } else {
+      // Only when every episode of an arm ended in error.
+      expect(summary.ab.arms.some((arm) => arm.rewarded === 0)).toBe(true);
+    }
     expect(summary.rounds).toHaveLength(1);
     expect(summary.queries).toHaveLength(3);
     for (const phase of ['services', 'warmStart', 'rl', 'evaluate', 'report', 'total'])

@@ -151,26 +151,29 @@ describe('experiments', () => {
     const policy = await store.createPolicy({ name: uniqueName('agent'), baseModel: 'tiny' });
     const v0 = await store.registerPolicyVersion({ policyId: policy.id });
     const v1 = await store.registerPolicyVersion({ policyId: policy.id });
+    await store.publishPolicyVersion({ versionId: v0.id });
+    await store.publishPolicyVersion({ versionId: v1.id });
     const name = uniqueName('exp');
     const created = await store.createExperiment({
       name,
-      policyId: policy.id,
       arms: [
         { name: 'control', policyVersionId: v0.id, weight: 9 },
         { name: 'candidate', policyVersionId: v1.id, weight: 1 },
       ],
     });
-    expect(created.arms.map((arm) => [arm.name, arm.weight])).toEqual([
-      ['candidate', 1],
-      ['control', 9],
+    // In the order given, weights normalised: 9 / 10 and 1 / 10.
+    expect(created.arms.map((arm) => [arm.name, arm.position, arm.weight])).toEqual([
+      ['control', 0, 0.9],
+      ['candidate', 1, 0.1],
     ]);
+    expect(created.experiment).toMatchObject({ policyId: policy.id, metric: 'reward', minSamples: 100 });
     const reweighted = await store.setArmWeights({
       experimentId: created.experiment.id,
       weights: { candidate: 5 },
     });
     expect(reweighted.arms.map((arm) => [arm.name, arm.weight])).toEqual([
       ['candidate', 5],
-      ['control', 9],
+      ['control', 0.9],
     ]);
     const unknownArm = await rejection(
       store.setArmWeights({ experimentId: created.experiment.id, weights: { nope: 1 } }),
@@ -186,16 +189,24 @@ describe('experiments', () => {
   it('rejects arms from another policy and writes no experiment', async () => {
     const policy = await store.createPolicy({ name: uniqueName('agent'), baseModel: 'tiny' });
     const other = await store.createPolicy({ name: uniqueName('other'), baseModel: 'tiny' });
-    const foreign = await store.registerPolicyVersion({ policyId: other.id });
+    const own = await store.publishPolicyVersion({
+      versionId: (await store.registerPolicyVersion({ policyId: policy.id })).id,
+    });
+    const foreign = await store.publishPolicyVersion({
+      versionId: (await store.registerPolicyVersion({ policyId: other.id })).id,
+    });
     const name = uniqueName('exp');
     const error = await rejection(
       store.createExperiment({
         name,
-        policyId: policy.id,
-        arms: [{ name: 'a', policyVersionId: foreign.id }],
+        arms: [
+          { name: 'a', policyVersionId: own.id },
+          { name: 'b', policyVersionId: foreign.id },
+        ],
       }),
     );
-    expect(error.message).toContain('arms.0.policyVersionId');
+    expect(error.code).toBe('validation');
+    expect(error.message).toContain(`${foreign.adapterName} belongs to another policy`);
     expect((await rejection(store.getExperiment({ name }))).code).toBe('not-found');
   });
 });

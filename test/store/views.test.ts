@@ -135,9 +135,10 @@ describe('experiment_arm_stats', () => {
     const policy = await store.createPolicy({ name: uniqueName('ab'), baseModel: 'tiny-qwen' });
     const base = await store.registerPolicyVersion({ policyId: policy.id });
     const candidate = await store.registerPolicyVersion({ policyId: policy.id });
+    await store.publishPolicyVersion({ versionId: base.id });
+    await store.publishPolicyVersion({ versionId: candidate.id });
     const { experiment, arms } = await store.createExperiment({
       name: uniqueName('exp'),
-      policyId: policy.id,
       arms: [
         { name: 'control', policyVersionId: base.id, weight: 0.8 },
         { name: 'candidate', policyVersionId: candidate.id, weight: 0.2 },

@@ -19,6 +19,7 @@ import {
   writeCommit,
   writePublication,
 } from './checkpoint.ts';
+import { abTestName } from './ab-test-name.ts';
 import type { LeaseKeeper } from './lease-keeper.ts';
 import { publishAdapter, type PublishStage } from './publish.ts';
 import type { TrainerSession } from './trainer-session.ts';
@@ -210,9 +211,9 @@ async function openAbTest(
     return undefined;
   }
   try {
+    // The parent first: the control the report compares the candidate with.
     const { experiment } = await store.createExperiment({
-      name: `${publication.adapterName} vs parent`,
-      policyId: session.policy.id,
+      name: abTestName(publication.adapterName),
       description: `opened by the trainer when ${publication.adapterName} was published`,
       arms: [
         { name: 'parent', policyVersionId: parentVersionId, weight: 1 - weight },
