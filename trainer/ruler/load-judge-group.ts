@@ -1,11 +1,12 @@
 // Reads a group from the trajectory store as RULER's input: each trajectory's turns as chat messages,
-// with its verifier reward. Trajectories that ended in an infrastructure `error` (store or policy
-// endpoint down: not the policy's doing, conventions §8) or are still running are left out and listed.
+// with its verifier reward. Trajectories that are not usable (usable-trajectory.ts: an infrastructure
+// `error`, still running, or no turns) are left out and listed.
 import type { Store } from '../../db/store.ts';
 import { turnToChatMessage } from '../../db/turn-to-chat-message.ts';
 import type { ToolSpec } from '../../protocol/chat.ts';
 import type { GroupStatus } from '../../protocol/statuses.ts';
 import type { StoredGroup } from './score-and-record.ts';
+import { isUsableTrajectory } from './usable-trajectory.ts';
 
 export interface LoadedJudgeGroup {
   readonly group: StoredGroup;
@@ -29,9 +30,7 @@ export async function loadJudgeGroup(
   options: LoadJudgeGroupOptions = {},
 ): Promise<LoadedJudgeGroup> {
   const { group, trajectories } = await store.getGroup({ groupId, includeTurns: true });
-  const judged = trajectories.filter(
-    (t) => (t.status === 'finished' || t.status === 'truncated') && t.turns?.length,
-  );
+  const judged = trajectories.filter(isUsableTrajectory);
   const verifierRewards: Record<string, number> = {};
   for (const t of judged) if (t.verifierReward !== null) verifierRewards[t.id] = t.verifierReward;
   return {

@@ -1,9 +1,9 @@
 // The rewards of one claimed group under the configured reward mode, or why the group cannot be
 // trained on: RULER (the LLM judge ranks the group; already-`scored` groups reuse their stored final
-// rewards), the environment's verifier reward, or both mixed (combine-rewards.ts). Trajectories that
-// ended in an infrastructure `error` or hold no turns are left out of the group (conventions §8, as
-// RULER's loadJudgeGroup does). Writes go through RULER's store sink and setFinalRewards, so the store
-// shows the reward each trajectory was trained with.
+// rewards), the environment's verifier reward, or both mixed (combine-rewards.ts). Only usable
+// trajectories count (ruler/usable-trajectory.ts, the rule RULER's loadJudgeGroup applies too: no
+// infrastructure `error`, some turns). Writes go through RULER's store sink and setFinalRewards, so
+// the store shows the reward each trajectory was trained with.
 import type { GroupWithTrajectories } from '../../db/store/get-group.ts';
 import type { Store } from '../../db/store.ts';
 import { turnToChatMessage } from '../../db/turn-to-chat-message.ts';
@@ -14,6 +14,7 @@ import type { RulerCache } from '../ruler/ruler-cache.ts';
 import type { RulerConfig } from '../ruler/ruler-config.ts';
 import { scoreAndRecordGroup } from '../ruler/score-and-record.ts';
 import { storeJudgeScoreSink } from '../ruler/store-sink.ts';
+import { isUsableTrajectory } from '../ruler/usable-trajectory.ts';
 import type { RewardMode } from './train-config.ts';
 
 export type TrajectoryRow = GroupWithTrajectories['trajectories'][number];
@@ -43,19 +44,11 @@ export interface GroupRewardsDeps {
   readonly tools?: readonly ToolSpec[];
 }
 
-export function usableTrajectories(loaded: GroupWithTrajectories): TrajectoryRow[] {
-  return loaded.trajectories.filter(
-    (trajectory) =>
-      (trajectory.status === 'finished' || trajectory.status === 'truncated') &&
-      (trajectory.turns?.length ?? 0) > 0,
-  );
-}
-
 export async function groupRewards(
   loaded: GroupWithTrajectories,
   deps: GroupRewardsDeps,
 ): Promise<GroupRewards> {
-  const usable = usableTrajectories(loaded);
+  const usable = loaded.trajectories.filter(isUsableTrajectory);
   if (usable.length === 0) {
     return {
       kind: 'failed',
