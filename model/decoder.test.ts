@@ -6,7 +6,8 @@ import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadModel, type PolicyModel } from './policy-model.ts';
 import { decodeSafetensors } from './safetensors.ts';
-import { fixtureDir, maxAbsDiff, useBackend } from './test-support.ts';
+import { fixtureDir, useBackend } from '../test/support/model-fixtures.ts';
+import { maxAbsDiff } from '../test/support/max-difference.ts';
 import { generate } from '../test/support/generate.ts';
 
 /** float32 against float64 through two layers: observed ≤ 3e-6 on logits of magnitude ≤ 4.5. */

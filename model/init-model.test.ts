@@ -7,7 +7,7 @@ import { parseHfConfig } from './hf-config.ts';
 import { initModelDir } from './init-model-dir.ts';
 import { parameterCount, presetConfig, randomWeights } from './init-model.ts';
 import { loadModel } from './policy-model.ts';
-import { fixtureDir, useBackend } from './test-support.ts';
+import { fixtureDir, useBackend } from '../test/support/model-fixtures.ts';
 import { loadTokenizer } from './tokenizer/load-tokenizer.ts';
 import { generate } from '../test/support/generate.ts';
 

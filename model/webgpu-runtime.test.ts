@@ -15,7 +15,8 @@ import { DecodeBatch } from './decode-batch.ts';
 import { projections } from './hf-config.ts';
 import { loadModel, type PolicyModel } from './policy-model.ts';
 import { decodeSafetensors } from './safetensors.ts';
-import { fixtureDir, maxAbsDiff, useBackend } from './test-support.ts';
+import { fixtureDir, useBackend } from '../test/support/model-fixtures.ts';
+import { maxAbsDiff } from '../test/support/max-difference.ts';
 import { generate } from '../test/support/generate.ts';
 
 const requested = process.env.EDGERL_TEST_WEBGPU?.trim() || undefined;

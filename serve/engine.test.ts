@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadModel, type PolicyModel } from '../model/policy-model.ts';
-import { fixtureDir, useBackend } from '../model/test-support.ts';
+import { fixtureDir, useBackend } from '../test/support/model-fixtures.ts';
 import { type EngineEnd, type EngineSequence, ServeEngine } from './engine.ts';
 import type { SampledToken } from './row-sampler.ts';
 import { generate } from '../test/support/generate.ts';
