@@ -3,11 +3,10 @@
 // builds the token sequences of the groups that carry signal. Groups that cannot be trained in this
 // mode are set aside (handed back at the end of the cycle); groups whose episodes all failed are
 // marked `failed`. Leaves out the gradient step and everything after it.
-import { turnToChatMessage } from '../../db/turn-to-chat-message.ts';
 import { type GroupAdvantages, batchAdvantages } from '../grpo/advantages.ts';
 import type { GroupRecord } from '../grpo/step-metrics.ts';
 import { buildBatch, type BuiltBatch, type TrajectoryInput } from './build-batch.ts';
-import { groupRewards, type TrajectoryRow } from './group-rewards.ts';
+import { groupRewards, type ScoredTrajectory } from './group-rewards.ts';
 import type { LeaseKeeper } from './lease-keeper.ts';
 import type { TrainerSession } from './trainer-session.ts';
 
@@ -30,7 +29,7 @@ export async function prepareStep(
 ): Promise<PreparedStep | undefined> {
   const { config, deps } = session;
   const { store, progress } = deps;
-  const scored: { groupId: string; trajectories: TrajectoryRow[]; rewards: number[] }[] = [];
+  const scored: { groupId: string; trajectories: ScoredTrajectory[]; rewards: number[] }[] = [];
   const setAside: string[] = [];
   for (;;) {
     const wanted = config.groupsPerStep - scored.length;
@@ -96,7 +95,7 @@ export async function prepareStep(
       inputs.push({
         trajectoryId: trajectory.id,
         groupId: group.groupId,
-        messages: storedMessages(trajectory),
+        messages: trajectory.messages,
         ...toolsOf(session, trajectory.env),
         advantage: result.advantages[slot] as number,
       });
@@ -126,19 +125,6 @@ export async function prepareStep(
     batch,
     setAside,
   };
-}
-
-/** A stored trajectory's turns as messages with their sampled ids and logprobs. */
-export function storedMessages(trajectory: TrajectoryRow): TrajectoryInput['messages'] {
-  return (trajectory.turns ?? []).map((turn) => {
-    const message = turnToChatMessage(turn);
-    if (message.role !== 'assistant') return message;
-    return {
-      ...message,
-      ...(turn.completionTokenIds ? { completionTokenIds: turn.completionTokenIds } : {}),
-      ...(turn.completionLogprobs ? { completionLogprobs: turn.completionLogprobs } : {}),
-    };
-  });
 }
 
 function toolsOf(session: TrainerSession, env: string): { tools?: TrajectoryInput['tools'] } {
