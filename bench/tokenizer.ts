@@ -1,6 +1,7 @@
 // Tokens per episode for the tiny tokenizer's variants (bytes only, default merges, plus the
 // episode's tool names) beside Qwen's own tokenizer and template, on the sample weather episode;
-// then encode and training-render speed, each as a ratio to a baseline timed in the same run.
+// then encode and training-render speed, each as a ratio to a baseline timed in the same run (the
+// training render's baseline: the per-prompt render it replaced, test/support/render-by-prompts.ts).
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { type ChatTokenizer, createTokenizer } from '../model/tokenizer/chat-tokenizer.ts';
@@ -8,6 +9,7 @@ import { renderForTraining } from '../model/tokenizer/render-for-training.ts';
 import { qwenModelDir, weatherEpisode } from '../model/tokenizer/test-fixtures.ts';
 import { tinyChatTemplate } from '../model/tokenizer/tiny-chat-template.ts';
 import { type TinyTokenizerOptions, tinyTokenizerFiles } from '../model/tokenizer/tiny-tokenizer.ts';
+import { renderByPrompts } from '../test/support/render-by-prompts.ts';
 
 const episode = weatherEpisode();
 const toolNames = ['get_weather', 'add', 'city', 'unit', 'celsius', 'temperature', 'conditions'];
@@ -94,5 +96,20 @@ const sampled = episode.messages.map((message) => {
 const plain = time(() => tiny.tokenizer.encodeChat(episode.messages, { tools: episode.tools }));
 const training = time(() => renderForTraining(tiny.tokenizer, { messages: sampled, tools: episode.tools }));
 console.log(
-  `renderForTraining: ${training.toFixed(2)} ms vs encodeChat ${plain.toFixed(2)} ms (baseline) = ${(training / plain).toFixed(1)}× (one extra template render per assistant turn)`,
+  `renderForTraining: ${training.toFixed(2)} ms vs encodeChat ${plain.toFixed(2)} ms (baseline) = ${(training / plain).toFixed(1)}× (three more renders: the first prompt with and without the generation prompt, the last prompt)`,
 );
+
+// The episode's six-message cycle repeated (a new user question between rounds): 3 assistant turns a round.
+for (const rounds of [1, 4, 16]) {
+  const messages = [...sampled.slice(0, 2)];
+  for (let round = 0; round < rounds; round++) {
+    if (round > 0) messages.push({ role: 'user', content: `And again, round ${round + 1}?` });
+    messages.push(...sampled.slice(2));
+  }
+  const input = { messages, tools: episode.tools };
+  const linear = time(() => renderForTraining(tiny.tokenizer, input));
+  const perPrompt = time(() => renderByPrompts(tiny.tokenizer, input));
+  console.log(
+    `renderForTraining, ${String(3 * rounds).padStart(2)} assistant turns: ${linear.toFixed(2)} ms vs per-prompt render ${perPrompt.toFixed(2)} ms (baseline) = ${(linear / perPrompt).toFixed(2)}×`,
+  );
+}

@@ -7,7 +7,8 @@ import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DecodeBatch } from './decode-batch.ts';
 import { loadModel, type PolicyModel } from './policy-model.ts';
-import { fixtureDir, maxAbsDiff, useBackend } from './test-support.ts';
+import { fixtureDir, useBackend } from '../test/support/model-fixtures.ts';
+import { maxAbsDiff } from '../test/support/max-difference.ts';
 
 interface Reference {
   greedy_prompt: number[];

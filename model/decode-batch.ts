@@ -1,5 +1,5 @@
 // A batch of sequences decoded one step at a time, for continuous batching: rows join with their own
-// prefill (left-padded, as generate.ts does), every step feeds one token per row through the shared
+// prefill (left-padded, positions from each row's first real token), every step feeds one token per row through the shared
 // key/value cache, and finished rows leave between steps. Sampling stays with the caller, which gets
 // each step's next-token logits on the host. Leaves out sampling, stop rules and scheduling.
 // Legend: B rows, n joining rows, L longest joining prompt, S cached positions, K key/value heads,

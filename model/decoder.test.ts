@@ -6,7 +6,9 @@ import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadModel, type PolicyModel } from './policy-model.ts';
 import { decodeSafetensors } from './safetensors.ts';
-import { fixtureDir, maxAbsDiff, useBackend } from './test-support.ts';
+import { fixtureDir, useBackend } from '../test/support/model-fixtures.ts';
+import { maxAbsDiff } from '../test/support/max-difference.ts';
+import { generate } from '../test/support/generate.ts';
 
 /** float32 against float64 through two layers: observed ≤ 3e-6 on logits of magnitude ≤ 4.5. */
 const logitTolerance = 1e-4;
@@ -59,8 +61,11 @@ for (const backend of ['wasm', 'cpu'] as const) {
           100 * logitTolerance,
         );
         const options = { temperature: 0, maxTokens: reference.greedy.length, stopTokenIds: [] };
-        const [base] = await model.generate([reference.greedy_prompt], options);
-        const [adapted] = await model.generate([reference.greedy_prompt], { ...options, adapter: 'fixture' });
+        const [base] = await generate(model, [reference.greedy_prompt], options);
+        const [adapted] = await generate(model, [reference.greedy_prompt], {
+          ...options,
+          adapter: 'fixture',
+        });
         expect(base?.tokenIds).toEqual(reference.greedy);
         expect(adapted?.tokenIds).toEqual(reference.greedy_adapter);
         expect(base?.finishReason).toBe('length');
@@ -72,7 +77,7 @@ for (const backend of ['wasm', 'cpu'] as const) {
           [5, 17, 42, 99, 3],
           [1, 2, 77],
         ];
-        const generations = await model.generate(prompts, {
+        const generations = await generate(model, prompts, {
           temperature: 1,
           topP: 0.9,
           maxTokens: 6,

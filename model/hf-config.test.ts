@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseHfConfig, toHfConfigJson } from './hf-config.ts';
-import { fixtureDir } from './test-support.ts';
+import { fixtureDir } from '../test/support/model-fixtures.ts';
 
 /** The fields of Qwen/Qwen2.5-0.5B-Instruct's config.json that the runtime reads. */
 const qwen25 = {

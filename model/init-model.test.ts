@@ -7,8 +7,9 @@ import { parseHfConfig } from './hf-config.ts';
 import { initModelDir } from './init-model-dir.ts';
 import { parameterCount, presetConfig, randomWeights } from './init-model.ts';
 import { loadModel } from './policy-model.ts';
-import { fixtureDir, useBackend } from './test-support.ts';
+import { fixtureDir, useBackend } from '../test/support/model-fixtures.ts';
 import { loadTokenizer } from './tokenizer/load-tokenizer.ts';
+import { generate } from '../test/support/generate.ts';
 
 describe('model init', () => {
   let dir: string;
@@ -118,7 +119,7 @@ describe('model init', () => {
     const model = await loadModel(dir);
     const prompt = tokenizer.encode('Hello');
     expect(prompt.every((id) => id < config.vocabSize)).toBe(true);
-    const [generation] = await model.generate([prompt], { maxTokens: 4, seed: 1 });
+    const [generation] = await generate(model, [prompt], { maxTokens: 4, seed: 1 });
     expect(generation?.tokenIds.length).toBeGreaterThan(0);
     expect(generation?.tokenIds.every((id) => id >= 0 && id < config.vocabSize)).toBe(true);
     model.dispose();

@@ -1,7 +1,7 @@
 // Random Llama/Qwen2 checkpoints for tests and the demo (no real weights can be downloaded offline):
 // a config from a size preset and weights initialised as transformers' `_init_weights` does —
 // Linear and Embedding ~ N(0, initializer_range²), biases 0, RMSNorm weights 1, the padding row 0.
-import { architectures, type Architecture, type ModelConfig, projections } from './hf-config.ts';
+import { architectures, type Architecture, type ModelConfig } from './hf-config.ts';
 import { createRng } from './rng.ts';
 import type { HostTensor } from './safetensors.ts';
 import { expectedWeights } from './weight-names.ts';
@@ -113,16 +113,5 @@ export function randomWeights(
 export function parameterCount(config: ModelConfig): number {
   let total = 0;
   for (const shape of expectedWeights(config).values()) total += shape.reduce((a, b) => a * b, 1);
-  return total;
-}
-
-/** Parameters inside the decoder layers' projections, per layer (the matmul work per token). */
-export function projectionParameters(config: ModelConfig): number {
-  let total = 0;
-  for (const [name, shape] of expectedWeights(config)) {
-    if (name.startsWith('model.layers.0.') && projections.some((p) => name.endsWith(`${p}.weight`))) {
-      total += shape.reduce((a, b) => a * b, 1);
-    }
-  }
   return total;
 }

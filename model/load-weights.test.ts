@@ -6,7 +6,7 @@ import { parseHfConfig } from './hf-config.ts';
 import { loadCheckpointWeights } from './load-weights.ts';
 import { readSafetensorsFile } from './read-safetensors-file.ts';
 import { encodeSafetensors, type HostTensor } from './safetensors.ts';
-import { fixtureDir } from './test-support.ts';
+import { fixtureDir } from '../test/support/model-fixtures.ts';
 
 async function fixtureConfig(name: string) {
   return parseHfConfig(JSON.parse(await readFile(join(fixtureDir(name), 'config.json'), 'utf8')));

@@ -19,7 +19,3 @@ export function loraRoutes(perRow: readonly (LoraAdapter | null)[], tokensPerRow
       return { adapter, rowScale: tf.tensor2d(scale, [perRow.length * tokensPerRow, 1]) }; // [N, 1]
     });
 }
-
-export function disposeRoutes(routes: readonly LoraRoute[]): void {
-  for (const route of routes) route.rowScale?.dispose();
-}

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projections } from './hf-config.ts';
 import { resolveLoraConfig, setLoraATrainable } from './lora.ts';
 import { loadModel, type PolicyModel } from './policy-model.ts';
-import { fixtureDir, maxAbsDiff, useBackend } from './test-support.ts';
+import { fixtureDir, useBackend } from '../test/support/model-fixtures.ts';
+import { maxAbsDiff } from '../test/support/max-difference.ts';
 
 const ids = [
   [5, 17, 42, 99, 3, 64, 120, 7],

@@ -1,7 +1,8 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createRng } from './rng.ts';
-import { maxAbsDiff, useBackend } from './test-support.ts';
+import { useBackend } from '../test/support/model-fixtures.ts';
+import { maxAbsDiff } from '../test/support/max-difference.ts';
 
 /** Row-major [rows, cols] random matrix. */
 function random(rows: number, cols: number, seed: number): number[][] {

@@ -9,7 +9,8 @@ import { parsePeftAdapterConfig, peftTensorName } from './peft-adapter.ts';
 import { loadModel, type PolicyModel } from './policy-model.ts';
 import { readSafetensorsFile, readSafetensorsHeader } from './read-safetensors-file.ts';
 import { encodeSafetensors } from './safetensors.ts';
-import { fixtureDir, maxAbsDiff, useBackend } from './test-support.ts';
+import { fixtureDir, useBackend } from '../test/support/model-fixtures.ts';
+import { maxAbsDiff } from '../test/support/max-difference.ts';
 
 const ids = [[5, 17, 42, 99, 3, 64]];
 

@@ -1,6 +1,6 @@
 // The model runtime that the trainer and the local inference endpoint share: a Llama/Qwen2 base model
 // loaded from a Hugging Face directory, any number of named LoRA adapters on top, per-token
-// logprobs (tensor form for training, host form for scoring) and batched generation. Backend
+// logprobs (tensor form for training, host form for scoring); decoding is decode-batch.ts. Backend
 // selection (backend.ts) happens before loading; this class does no tokenization.
 // Legend: B batch, T positions, D hidden, V vocab.
 import { readFile } from 'node:fs/promises';
@@ -14,7 +14,6 @@ import {
   disposeDecoderWeights,
   toDecoderWeights,
 } from './decoder-weights.ts';
-import { type Generation, type GenerateOptions, generateTokens } from './generate.ts';
 import { type ModelConfig, parseHfConfig } from './hf-config.ts';
 import { loadCheckpointWeights } from './load-weights.ts';
 import {
@@ -153,7 +152,7 @@ export class PolicyModel {
         throw new RangeError(`attentionMask must be ${b} rows of ${t} flags`);
       }
       const positions = positionsFromMask(mask);
-      const routes: LoraRoute[] = loraRoutes(this.perRowAdapters(options.adapter, b), t);
+      const routes: LoraRoute[] = loraRoutes(this.adaptersFor(options.adapter, b), t);
       const { hidden } = decoderForward(this.decoder, {
         ids: input,
         positions: tf.tensor2d(
@@ -215,20 +214,6 @@ export class PolicyModel {
     );
   }
 
-  /** Samples continuations of token-id prompts; see generate.ts for the options. */
-  async generate(
-    prompts: readonly (readonly number[])[],
-    options: GenerateOptions & { adapter?: AdapterSelection },
-  ): Promise<Generation[]> {
-    for (const [row, prompt] of prompts.entries()) this.checkIds(prompt, row);
-    return generateTokens(
-      this.decoder,
-      prompts,
-      this.perRowAdapters(options.adapter, prompts.length),
-      options,
-    );
-  }
-
   /** Frees the base weights and every adapter. */
   dispose(): void {
     for (const name of this.adapterNames()) this.removeAdapter(name);
@@ -241,7 +226,8 @@ export class PolicyModel {
       throw new AdapterError(`an adapter named "${name}" is already loaded; remove it first`);
   }
 
-  private perRowAdapters(selection: AdapterSelection | undefined, batch: number): (LoraAdapter | null)[] {
+  /** One adapter (or null for the base model) per row of a batch of `batch`, from a selection. */
+  adaptersFor(selection: AdapterSelection | undefined, batch: number): (LoraAdapter | null)[] {
     if (selection === undefined || selection === null || typeof selection === 'string') {
       const adapter = selection ? this.adapter(selection) : null;
       return new Array(batch).fill(adapter);

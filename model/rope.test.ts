@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ModelConfig } from './hf-config.ts';
 import { applyRope, ropeInverseFrequencies, ropeTables } from './rope.ts';
-import { useBackend } from './test-support.ts';
+import { useBackend } from '../test/support/model-fixtures.ts';
 
 const base = { headDim: 8, ropeTheta: 10000, ropeScaling: null } as unknown as ModelConfig;
 

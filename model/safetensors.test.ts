@@ -10,7 +10,7 @@ import {
   type HostTensor,
   parseSafetensorsHeader,
 } from './safetensors.ts';
-import { fixtureDir } from './test-support.ts';
+import { fixtureDir } from '../test/support/model-fixtures.ts';
 
 const tensors = new Map<string, HostTensor>([
   ['a', { shape: [2, 3], data: new Float32Array([0.1, -2, 3.25, 1e-3, 65504, -0]) }],

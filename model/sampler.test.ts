@@ -1,12 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { createRng } from './rng.ts';
-import { checkSampling, sampleToken, samplingDistribution, tokenLogprob } from './sampler.ts';
+import { checkSampling, logSumExp, sampleToken, samplingDistribution, tokenLogprob } from './sampler.ts';
 
 // softmax([2, 1, 0, −1]): e² = 7.389056, e¹ = 2.718282, e⁰ = 1, e⁻¹ = 0.367879, sum 11.475217
 // → 0.643914, 0.236883, 0.087144, 0.032059.
 const logits = new Float32Array([2, 1, 0, -1]);
 
 describe('sampling', () => {
+  it('computes log Σ exp stably', () => {
+    // exp(0) + exp(ln 2) + exp(ln 3) = 6
+    expect(logSumExp([0, Math.log(2), Math.log(3)])).toBeCloseTo(Math.log(6), 12);
+    // Shifting every logit by 1000 shifts the result by 1000 (no overflow).
+    expect(logSumExp([1000, 1000 + Math.log(2), 1000 + Math.log(3)])).toBeCloseTo(1000 + Math.log(6), 9);
+  });
+
   it('computes the raw log-probability of a token', () => {
     expect(tokenLogprob(logits, 1)).toBeCloseTo(1 - Math.log(11.475217), 6); // −1.440189
   });

@@ -14,8 +14,6 @@ export interface SamplingParams {
   readonly topK: number;
 }
 
-export const defaultSampling: SamplingParams = { temperature: 1, topP: 1, topK: 0 };
-
 export function checkSampling(params: SamplingParams): void {
   if (!(params.temperature >= 0) || !Number.isFinite(params.temperature)) {
     throw new RangeError(`temperature must be a finite number ≥ 0, got ${params.temperature}`);
@@ -27,13 +25,18 @@ export function checkSampling(params: SamplingParams): void {
   }
 }
 
-/** log_softmax(logits)[token], in float64. */
-export function tokenLogprob(logits: ArrayLike<number>, token: number): number {
+/** log Σ exp(logits), in float64 with the max subtracted: the softmax normaliser. */
+export function logSumExp(logits: ArrayLike<number>): number {
   let max = Number.NEGATIVE_INFINITY;
   for (let i = 0; i < logits.length; i++) max = Math.max(max, logits[i] as number);
   let sum = 0;
   for (let i = 0; i < logits.length; i++) sum += Math.exp((logits[i] as number) - max);
-  return (logits[token] as number) - max - Math.log(sum);
+  return max + Math.log(sum);
+}
+
+/** log_softmax(logits)[token], in float64. */
+export function tokenLogprob(logits: ArrayLike<number>, token: number): number {
+  return (logits[token] as number) - logSumExp(logits);
 }
 
 /** The distribution sampling draws from, as (token, probability) pairs: most likely first when top-k or

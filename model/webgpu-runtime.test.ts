@@ -15,7 +15,9 @@ import { DecodeBatch } from './decode-batch.ts';
 import { projections } from './hf-config.ts';
 import { loadModel, type PolicyModel } from './policy-model.ts';
 import { decodeSafetensors } from './safetensors.ts';
-import { fixtureDir, maxAbsDiff, useBackend } from './test-support.ts';
+import { fixtureDir, useBackend } from '../test/support/model-fixtures.ts';
+import { maxAbsDiff } from '../test/support/max-difference.ts';
+import { generate } from '../test/support/generate.ts';
 
 const requested = process.env.EDGERL_TEST_WEBGPU?.trim() || undefined;
 if (requested !== undefined && requested !== 'webgpu' && requested !== 'webgpu:software') {
@@ -184,8 +186,8 @@ describe.skipIf(requested === undefined)(`model runtime on ${requested ?? 'webgp
       it('decodes greedily with the KV cache as the reference does (generate and DecodeBatch)', async () => {
         const { reference } = fixture();
         const options = { temperature: 0, maxTokens: reference.greedy.length, stopTokenIds: [] };
-        const [base] = await model().generate([reference.greedy_prompt], options);
-        const [adapted] = await model().generate([reference.greedy_prompt], {
+        const [base] = await generate(model(), [reference.greedy_prompt], options);
+        const [adapted] = await generate(model(), [reference.greedy_prompt], {
           ...options,
           adapter: 'fixture',
         });
@@ -218,7 +220,7 @@ describe.skipIf(requested === undefined)(`model runtime on ${requested ?? 'webgp
           [5, 17, 42, 99, 3],
           [1, 2, 77],
         ];
-        const generations = await model().generate(prompts, {
+        const generations = await generate(model(), prompts, {
           temperature: 1,
           topP: 0.9,
           maxTokens: 6,

@@ -6,9 +6,10 @@ import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadModel, type PolicyModel } from '../model/policy-model.ts';
-import { fixtureDir, useBackend } from '../model/test-support.ts';
+import { fixtureDir, useBackend } from '../test/support/model-fixtures.ts';
 import { type EngineEnd, type EngineSequence, ServeEngine } from './engine.ts';
 import type { SampledToken } from './row-sampler.ts';
+import { generate } from '../test/support/generate.ts';
 
 const greedy = { temperature: 0, topP: 1, topK: 0 };
 
@@ -58,7 +59,7 @@ describe('ServeEngine', () => {
   });
 
   async function alone(prompt: number[], count: number, adapter: string | null = null): Promise<number[]> {
-    const [generation] = await model.generate([prompt], {
+    const [generation] = await generate(model, [prompt], {
       temperature: 0,
       maxTokens: count,
       stopTokenIds: [],

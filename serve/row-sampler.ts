@@ -3,7 +3,7 @@
 // returned logprobs are the raw model's, log_softmax(logits) before bias, masking, temperature and
 // truncation: vLLM's default `logprobs_mode = "raw_logprobs"` and what the trainer recomputes.
 import type { Rng } from '../model/rng.ts';
-import { type SamplingParams, sampleToken } from '../model/sampler.ts';
+import { logSumExp, type SamplingParams, sampleToken } from '../model/sampler.ts';
 
 export interface TokenLogprob {
   readonly tokenId: number;
@@ -23,15 +23,6 @@ export interface RowSampling {
 export interface SampledToken extends TokenLogprob {
   /** The `topLogprobs` most likely tokens, most likely first (ties: lower id first). */
   readonly top: readonly TokenLogprob[];
-}
-
-/** log Σ exp(logits), in float64 with the max subtracted. */
-export function logSumExp(logits: ArrayLike<number>): number {
-  let max = Number.NEGATIVE_INFINITY;
-  for (let i = 0; i < logits.length; i++) max = Math.max(max, logits[i] as number);
-  let sum = 0;
-  for (let i = 0; i < logits.length; i++) sum += Math.exp((logits[i] as number) - max);
-  return max + Math.log(sum);
 }
 
 /** The k largest logits as logprobs (logit − normaliser), most likely first, ties by lower id. */

@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { openStore } from '../../db/drivers/open-store.ts';
 import { storeConfigFromEnv } from '../../db/drivers/store-config.ts';
+import { scorableStatuses } from '../../db/store/group-transitions.ts';
 import { formatScoreReport } from '../../trainer/ruler/format-score-report.ts';
 import { createJudgeClient } from '../../trainer/ruler/judge-client.ts';
 import { loadJudgeGroup } from '../../trainer/ruler/load-judge-group.ts';
@@ -11,9 +12,6 @@ import { rulerConfigFromEnv } from '../../trainer/ruler/ruler-config.ts';
 import { scoreAndRecordGroup } from '../../trainer/ruler/score-and-record.ts';
 import { storeJudgeScoreSink } from '../../trainer/ruler/store-sink.ts';
 import { type CommandInput, defineCommand, intFlag, stringFlag, UsageError } from '../command.ts';
-
-/** Group states a judging may start from (the store refuses `scored` from any other). */
-const scorable = new Set(['complete', 'scored', 'unscored']);
 
 export const scoreCommand = defineCommand({
   name: ['score'],
@@ -53,7 +51,7 @@ Options:
     const store = await openStore({ url: storeConfig.url, dataDir: storeConfig.dataDir });
     try {
       const loaded = await loadJudgeGroup(store, groupId);
-      if (!scorable.has(loaded.status)) {
+      if (!scorableStatuses.includes(loaded.status)) {
         throw new Error(`group ${groupId} is ${loaded.status}; only complete groups can be scored`);
       }
       for (const skip of loaded.skipped) stderr.write(`skipped ${skip.trajectoryId} (${skip.status})\n`);

@@ -9,9 +9,8 @@ import { policyVersions } from '../schema/policies.ts';
 import { type RolloutGroup, rolloutGroups } from '../schema/rollout-groups.ts';
 import type { StoreDb } from '../store-db.ts';
 import { id, leaseOwner, leaseSeconds } from './fields.ts';
+import { claimableStatuses } from './group-transitions.ts';
 import { parseInput } from './parse-input.ts';
-
-export const claimableStatuses = ['complete', 'scored'] as const;
 
 export const claimGroupsSchema = z.object({
   owner: leaseOwner,

@@ -3,11 +3,22 @@
 // over them. Leaves out logprobs, batching and truncation (the trainer's job).
 //
 // How assistant spans are found (text positions in the full render F, no knowledge of the template):
-//   1. F = the whole conversation rendered without a generation prompt.
-//   2. For assistant message i, P = messages[0..i) rendered with add_generation_prompt: the prompt the
-//      model was sampled from. P must be a prefix of F (the "prefix property"); otherwise the template
-//      renders history differently from how it prompts (Qwen3 drops `<think>` blocks of earlier turns)
-//      and no single sequence is faithful to every turn, so we stop with TemplatePrefixError.
+//   1. F = the whole conversation rendered without a generation prompt: the only render of it.
+//   2. For assistant message i, the prompt the model was sampled from is P = messages[0..i) rendered
+//      with add_generation_prompt. P must be a prefix of F (the "prefix property"); otherwise the
+//      template renders history differently from how it prompts (Qwen3 drops `<think>` blocks of
+//      earlier turns) and no single sequence is faithful to every turn, so we stop with
+//      TemplatePrefixError. P is rendered for the first assistant turn only, and, with the same
+//      messages rendered without the generation prompt, gives that prompt's text G ("the G rule"): a
+//      later P ends where the first G at or after the previous turn's end does, since templates append
+//      history message by message and G after it. The last turn's P is rendered as a check (it holds
+//      every earlier turn). Where the rule fails (no G follows a turn, the last P ends elsewhere, or a
+//      P is not a prefix), every P is rendered, so the result or error is the per-prompt one. So F and
+//      the last P are rendered once each and the first prompt twice: linear in the number of turns,
+//      where rendering every prompt was quadratic. What the rule does not see: a user or tool text
+//      holding G verbatim (it holds special tokens such as `<|im_start|>assistant`), and a template
+//      that renders the history of a middle turn's prompt differently but not the last one's (Qwen3
+//      only for two assistant messages in a row, which episodes do not produce).
 //   3. The turn's body runs from the end of P to the first end-of-turn token text (any eos id's text,
 //      e.g. `<|im_end|>`) after it. The stored ids replace body + end-of-turn token when they end with
 //      an eos id (sampled stop), else replace the body alone (a length cut: the template's end-of-turn
@@ -87,14 +98,93 @@ function divergence(prompt: string, full: string): string {
   );
 }
 
-/** One sequence for training, with the mask, spans and drift described in the file header. */
-export function renderForTraining(tokenizer: ChatTokenizer, input: TrainingRenderInput): TrainingRender {
-  const { messages, tools, extra, trainOnUnsampled = false } = input;
-  const full = tokenizer.applyChatTemplate(messages, { tools, extra });
+/** The G rule did not place the last turn's prompt where its render ends: the rule does not hold here. */
+class GenerationPromptMismatch extends Error {}
+
+/**
+ * Where each assistant turn's prompt ends in F (file header, step 2). With `everyPrompt` each turn's
+ * prompt is rendered, which is the reference the G rule must agree with.
+ */
+function promptLocator(
+  tokenizer: ChatTokenizer,
+  input: TrainingRenderInput,
+  full: string,
+  everyPrompt: boolean,
+) {
+  const { messages, tools, extra } = input;
+  const lastAssistant = messages.findLastIndex((message) => message.role === 'assistant');
+  let generationPrompt: string | undefined; // G, once the first turn's prompt has been rendered
+  /** P rendered and checked against F; returns its length. */
+  const rendered = (index: number, cursor: number): number => {
+    const history = messages.slice(0, index);
+    const prompt = tokenizer.applyChatTemplate(history, { tools, extra, addGenerationPrompt: true });
+    if (!full.startsWith(prompt)) throw new TemplatePrefixError(index, divergence(prompt, full));
+    if (prompt.length < cursor) {
+      throw new TemplatePrefixError(index, 'its prompt ends inside the previous assistant turn');
+    }
+    if (generationPrompt === undefined && !everyPrompt) {
+      const bare = tokenizer.applyChatTemplate(history, { tools, extra });
+      // An empty G, or one that does not extend the bare render, locates nothing: every prompt is rendered.
+      generationPrompt = prompt.startsWith(bare) ? prompt.slice(bare.length) : '';
+    }
+    return prompt.length;
+  };
+  return (index: number, cursor: number): number => {
+    if (everyPrompt || generationPrompt === undefined || generationPrompt === '')
+      return rendered(index, cursor);
+    const at = full.indexOf(generationPrompt, cursor);
+    if (at === -1) return rendered(index, cursor);
+    const end = at + generationPrompt.length;
+    // The last turn's prompt is rendered too: it holds every earlier turn, so a template whose history
+    // or generation prompt changes over the episode shows it here.
+    if (index === lastAssistant && rendered(index, cursor) !== end) throw new GenerationPromptMismatch();
+    return end;
+  };
+}
+
+/** First end-of-turn token text at or after a position; one scan of F over all eos texts at once. */
+function endLocator(tokenizer: ChatTokenizer, full: string) {
   const endTokens = tokenizer.eosTokenIds.flatMap((id) => {
     const text = tokenizer.idToToken(id);
     return text === undefined ? [] : [{ id, text }];
   });
+  // Alternatives in eos order: at the leftmost match the earlier id wins, as searching id by id did.
+  const byText = new Map<string, number>();
+  for (const token of endTokens) if (!byText.has(token.text)) byText.set(token.text, token.id);
+  const escaped = [...byText.keys()].map((text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  const pattern = escaped.length > 0 ? new RegExp(escaped.join('|'), 'g') : undefined;
+  const names = endTokens.map((token) => token.text).join(', ');
+  return (index: number, from: number): { at: number; id: number; text: string } => {
+    if (pattern) {
+      pattern.lastIndex = from;
+      const match = pattern.exec(full);
+      if (match) return { at: match.index, id: byText.get(match[0]) as number, text: match[0] };
+    }
+    throw new TemplatePrefixError(index, `no end-of-turn token (${names}) follows its text in the rendering`);
+  };
+}
+
+/** One sequence for training, with the mask, spans and drift described in the file header. */
+export function renderForTraining(tokenizer: ChatTokenizer, input: TrainingRenderInput): TrainingRender {
+  const full = tokenizer.applyChatTemplate(input.messages, { tools: input.tools, extra: input.extra });
+  try {
+    return splice(tokenizer, input, full, promptLocator(tokenizer, input, full, false));
+  } catch (error) {
+    if (!(error instanceof TemplatePrefixError || error instanceof GenerationPromptMismatch)) throw error;
+    // The G rule failed somewhere: render every prompt, so that the result, or the error naming the
+    // first turn that breaks the prefix property, is the one rendering each prompt gives.
+    return splice(tokenizer, input, full, promptLocator(tokenizer, input, full, true));
+  }
+}
+
+function splice(
+  tokenizer: ChatTokenizer,
+  input: TrainingRenderInput,
+  full: string,
+  promptEnd: (index: number, cursor: number) => number,
+): TrainingRender {
+  const { messages, trainOnUnsampled = false } = input;
+  const endOfTurn = endLocator(tokenizer, full);
 
   const ids: number[] = [];
   const assistantMask: number[] = [];
@@ -110,30 +200,10 @@ export function renderForTraining(tokenizer: ChatTokenizer, input: TrainingRende
 
   messages.forEach((message, index) => {
     if (message.role !== 'assistant') return;
-    const prompt = tokenizer.applyChatTemplate(messages.slice(0, index), {
-      tools,
-      extra,
-      addGenerationPrompt: true,
-    });
-    if (!full.startsWith(prompt)) throw new TemplatePrefixError(index, divergence(prompt, full));
-    if (prompt.length < cursor) {
-      throw new TemplatePrefixError(index, 'its prompt ends inside the previous assistant turn');
-    }
-    push(tokenizer.encode(full.slice(cursor, prompt.length)), 0);
-
-    let end: { at: number; id: number; text: string } | undefined;
-    for (const token of endTokens) {
-      const at = full.indexOf(token.text, prompt.length);
-      if (at !== -1 && (end === undefined || at < end.at)) end = { at, ...token };
-    }
-    if (!end) {
-      const names = endTokens.map((token) => token.text).join(', ');
-      throw new TemplatePrefixError(
-        index,
-        `no end-of-turn token (${names}) follows its text in the rendering`,
-      );
-    }
-    const retokenized = tokenizer.encode(full.slice(prompt.length, end.at));
+    const bodyStart = promptEnd(index, cursor);
+    push(tokenizer.encode(full.slice(cursor, bodyStart)), 0);
+    const end = endOfTurn(index, bodyStart);
+    const retokenized = tokenizer.encode(full.slice(bodyStart, end.at));
     const start = ids.length;
     const stored = message.completionTokenIds;
     if (stored) {

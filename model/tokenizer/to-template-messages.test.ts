@@ -1,15 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { templateArguments, toTemplateMessages, toTemplateTools } from './to-template-messages.ts';
-
-describe('templateArguments', () => {
-  it('parses a JSON object, maps blank text to {} and keeps anything else as written', () => {
-    expect(templateArguments('{"city":"Paris","n":2}')).toEqual({ city: 'Paris', n: 2 });
-    expect(templateArguments('  ')).toEqual({});
-    expect(templateArguments('city=Paris')).toBe('city=Paris');
-    expect(templateArguments('[1, 2]')).toBe('[1, 2]');
-    expect(templateArguments('null')).toBe('null');
-  });
-});
+import { toTemplateMessages, toTemplateTools } from './to-template-messages.ts';
 
 describe('toTemplateMessages', () => {
   it('copies only template fields, turns null content into "" and drops empty tool_calls', () => {

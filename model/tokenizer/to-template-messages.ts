@@ -3,39 +3,23 @@
 //
 // Templates written for Hugging Face (Qwen, Llama 3.1, Hermes) expect a tool call's `arguments` as a
 // mapping, not the JSON text OpenAI's wire format carries; vLLM parses them before rendering
-// (vllm/entrypoints/chat_utils.py, `_postprocess_messages`), and so do we. Unlike vLLM, text that is
-// not a JSON object is kept as the string the model wrote (vLLM substitutes `{}`), so a training
-// render shows the policy its own malformed call; templates that test `arguments is string` (Qwen3,
-// ours) print it verbatim.
+// (vllm/entrypoints/chat_utils.py, `_postprocess_messages`), and so do we, once per call
+// (tool-call-arguments.ts). Text that is not a JSON object stays the string the model wrote;
+// templates that test `arguments is string` (Qwen3, ours) print it verbatim.
 import type { ChatMessage, ToolSpec } from '../../protocol/chat.ts';
 import { assertNever } from '../../protocol/statuses.ts';
-
-export type TemplateArguments = Record<string, unknown> | string;
+import { type ToolArguments, toolCallArguments } from './tool-call-arguments.ts';
 
 export interface TemplateToolCall {
   id: string;
   type: 'function';
-  function: { name: string; arguments: TemplateArguments };
+  function: { name: string; arguments: ToolArguments };
 }
 
 export type TemplateMessage =
   | { role: 'system' | 'user'; content: string }
   | { role: 'assistant'; content: string; tool_calls?: TemplateToolCall[] }
   | { role: 'tool'; content: string; tool_call_id: string };
-
-/** A tool call's arguments as a template sees them: the parsed object, `{}` when empty, else the raw text. */
-export function templateArguments(text: string): TemplateArguments {
-  if (text.trim() === '') return {};
-  try {
-    const parsed: unknown = JSON.parse(text);
-    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {
-      return parsed as Record<string, unknown>;
-    }
-  } catch {
-    // Not JSON: the model's own text is what it produced, so it is what the template shows.
-  }
-  return text;
-}
 
 /**
  * Copies only the fields templates read, so extra properties (sampled ids, metadata) never leak into
@@ -60,7 +44,7 @@ export function toTemplateMessages(messages: readonly ChatMessage[]): TemplateMe
           tool_calls: calls.map((call) => ({
             id: call.id,
             type: 'function',
-            function: { name: call.function.name, arguments: templateArguments(call.function.arguments) },
+            function: { name: call.function.name, arguments: toolCallArguments(call) },
           })),
         };
       }

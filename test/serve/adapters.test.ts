@@ -15,6 +15,7 @@ import {
   errorOf,
   writeAdapter,
 } from './test-server.ts';
+import { generate } from '../support/generate.ts';
 
 const question: ChatMessage[] = [{ role: 'user', content: 'Hello there' }];
 
@@ -53,7 +54,7 @@ describe('LoRA adapters', () => {
   };
 
   const expectedGreedy = async (adapter: string | null) => {
-    const [generation] = await server.reference.generate([promptIds], {
+    const [generation] = await generate(server.reference, [promptIds], {
       temperature: 0,
       maxTokens: 6,
       stopTokenIds: [],
@@ -153,7 +154,7 @@ describe('LoRA adapters', () => {
       await new Promise((resolve) => setTimeout(resolve, 1));
     expect((await post('unload_lora_adapter', { lora_name: 'live' })).status).toBe(200);
     const finished = (await long) as unknown as VllmChat;
-    const [expected] = await server.reference.generate([promptIds], {
+    const [expected] = await generate(server.reference, [promptIds], {
       temperature: 0,
       maxTokens: 40,
       stopTokenIds: [],

@@ -1,12 +1,13 @@
 // POST /v1/chat/completions through the official openai client, checked against independent paths:
-// prompts against the tokenizer's own chat render, sampled tokens against the model runtime's
-// generate() (greedy and seeded: same sampler stream, different decode path), logprobs against an
+// prompts against the tokenizer's own chat render, sampled tokens against test/support/generate.ts
+// (greedy and seeded: same sampler stream, without the server's engine), logprobs against an
 // uncached forward pass over prompt + completion, and streams against the same request unstreamed.
 import * as tf from '@tensorflow/tfjs';
 import type OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../protocol/chat.ts';
 import { modelName, startTestServer, type TestServer, type VllmChat, withExtras } from './test-server.ts';
+import { generate } from '../support/generate.ts';
 
 type Chat = VllmChat;
 type Chunk = OpenAI.Chat.Completions.ChatCompletionChunk & {
@@ -32,7 +33,7 @@ describe('POST /v1/chat/completions', () => {
 
   it('answers a plain chat greedily with the tokens generate() picks, and returns prompt and output ids', async () => {
     const response = await chat({ temperature: 0, max_tokens: 6 });
-    const [expected] = await server.reference.generate([promptIds], { temperature: 0, maxTokens: 6 });
+    const [expected] = await generate(server.reference, [promptIds], { temperature: 0, maxTokens: 6 });
     const choice = response.choices[0];
     expect(response.object).toBe('chat.completion');
     expect(response.model).toBe(modelName);
@@ -55,7 +56,7 @@ describe('POST /v1/chat/completions', () => {
     const body = { temperature: 0.8, top_p: 0.9, seed: 42, max_tokens: 12, ignore_eos: true };
     const first = await chat(body);
     const second = await chat(body);
-    const [expected] = await server.reference.generate([promptIds], {
+    const [expected] = await generate(server.reference, [promptIds], {
       temperature: 0.8,
       topP: 0.9,
       seed: 42,
@@ -71,7 +72,7 @@ describe('POST /v1/chat/completions', () => {
     const response = await chat({ n: 3, seed: 5, max_tokens: 8, ignore_eos: true });
     expect(response.choices.map((c) => c.index)).toEqual([0, 1, 2]);
     for (const [i, choice] of response.choices.entries()) {
-      const [expected] = await server.reference.generate([promptIds], {
+      const [expected] = await generate(server.reference, [promptIds], {
         seed: 5 + i,
         maxTokens: 8,
         stopTokenIds: [],

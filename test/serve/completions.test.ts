@@ -4,6 +4,7 @@
 import type OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { modelName, startTestServer, type TestServer, withExtras } from './test-server.ts';
+import { generate } from '../support/generate.ts';
 
 interface VllmChoice {
   index: number;
@@ -43,7 +44,7 @@ describe('POST /v1/completions', () => {
     expect(response.choices.map((c) => c.prompt_token_ids)).toEqual([encoded, encoded, ids, ids]);
     for (const choice of response.choices) {
       const prompt = choice.prompt_token_ids ?? [];
-      const [expected] = await server.reference.generate([prompt], {
+      const [expected] = await generate(server.reference, [prompt], {
         seed: 11 + (choice.index % 2),
         maxTokens: 5,
         stopTokenIds: [],

@@ -6,6 +6,7 @@ import type { ChatMessage, ToolSpec } from '../../protocol/chat.ts';
 import { OpenAIPolicyClient } from '../../edge/policy/openai-policy-client.ts';
 import { PolicyError } from '../../edge/policy/policy-error.ts';
 import { modelName, startTestServer, type TestServer, writeAdapter } from './test-server.ts';
+import { generate } from '../support/generate.ts';
 
 const tools: ToolSpec[] = [{ type: 'function', function: { name: 'lookup', description: 'Look up a key' } }];
 const messages: ChatMessage[] = [
@@ -42,7 +43,7 @@ describe('edge OpenAIPolicyClient against serve-model', () => {
       expect(response.promptTokenIds).toEqual(prompt);
       expect(response.completionTokenIds?.length).toBeGreaterThan(0);
       expect(response.completionLogprobs).toHaveLength(response.completionTokenIds?.length ?? -1);
-      const [expected] = await server.reference.generate([prompt], {
+      const [expected] = await generate(server.reference, [prompt], {
         seed: 3,
         maxTokens: 8,
         adapter: model === modelName ? null : 'agent@1',

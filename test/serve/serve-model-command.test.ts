@@ -8,7 +8,7 @@ import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../cli/main.ts';
-import { useBackend } from '../../model/test-support.ts';
+import { useBackend } from '../support/model-fixtures.ts';
 import { initModelDir } from '../../model/init-model-dir.ts';
 import { loadModel } from '../../model/policy-model.ts';
 

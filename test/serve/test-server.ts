@@ -1,7 +1,8 @@
 // Shared setup of the endpoint tests: a tiny random Qwen2 model (what `edgerl model init` writes) in a
 // temporary directory, the endpoint on a free port in this process, the official `openai` client
 // pointed at it, and a separately loaded copy of the model as the independent reference (uncached
-// forward passes and generate.ts, where the server uses the decode batch and its own sampler).
+// forward passes, and test/support/generate.ts: the decode batch without the server's engine,
+// scheduling, row sampler or HTTP).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -11,7 +11,7 @@ import { resumeFromTurns } from '../../edge/rollouts/turn-messages.ts';
 import { type TurnInput, turnInputSchema } from '../../protocol/turn.ts';
 import { readTurnMetadata } from '../../protocol/turn-metadata.ts';
 import { TurnVersionError } from '../../protocol/turn-version.ts';
-import { storedMessages } from '../../trainer/train/prepare-step.ts';
+import { storedMessages } from '../../trainer/train/stored-messages.ts';
 import { openTestStore, type TestStore } from '../support/open-test-store.ts';
 
 const fixtures = JSON.parse(readFileSync(new URL('../fixtures/turns/v1.json', import.meta.url), 'utf8')) as {

@@ -17,7 +17,7 @@ import { resolveRulerConfig } from '../../trainer/ruler/ruler-config.ts';
 import { type ServingModel, serveModel } from '../../serve/serve-model.ts';
 import { buildBatch } from '../../trainer/train/build-batch.ts';
 import { readOptimizerState } from '../../trainer/train/checkpoint.ts';
-import { storedMessages } from '../../trainer/train/prepare-step.ts';
+import { storedMessages } from '../../trainer/train/stored-messages.ts';
 import { silentProgress } from '../../trainer/train/progress.ts';
 import { runCycle } from '../../trainer/train/run-cycle.ts';
 import { resolveTrainConfig, type TrainConfigInput } from '../../trainer/train/train-config.ts';

@@ -14,7 +14,8 @@ import { renderForTraining } from '../../model/tokenizer/render-for-training.ts'
 import type { ToolSpec } from '../../protocol/chat.ts';
 import type { StoredMessage } from '../../trainer/train/build-batch.ts';
 import { LeaseKeeper } from '../../trainer/train/lease-keeper.ts';
-import { type PreparedStep, prepareStep, storedMessages } from '../../trainer/train/prepare-step.ts';
+import { type PreparedStep, prepareStep } from '../../trainer/train/prepare-step.ts';
+import { storedMessages } from '../../trainer/train/stored-messages.ts';
 import type { Progress } from '../../trainer/train/progress.ts';
 import { resolveTrainConfig } from '../../trainer/train/train-config.ts';
 import { TrainerSession } from '../../trainer/train/trainer-session.ts';

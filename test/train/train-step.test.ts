@@ -195,6 +195,21 @@ describe('trainStep: direction of the update', () => {
 });
 
 describe('trainStep: bookkeeping', () => {
+  it('refuses a trained token with neither a sampling logprob nor the on-policy flag, before any tensor', async () => {
+    const { model, optimizer } = setup();
+    const unflagged = {
+      ...sequence('a', idsA, 5, 0.5),
+      onPolicy: new Array<number>(idsA.length - 1).fill(0),
+    };
+    const before = tf.memory().numTensors;
+    await expect(
+      trainStep(model, adapter, optimizer, [unflagged], stepOptions(grpo('cispo'))),
+    ).rejects.toThrow(/trajectory a, target 7 is trained with neither/); // 12 targets, the last 5 trained: the first is target 7
+    expect(tf.memory().numTensors).toBe(before);
+    model.dispose();
+    optimizer.dispose();
+  });
+
   it('gives the same loss and gradient norm however the step is split into micro-batches', async () => {
     const seqs = [
       sequence('a', idsA, 5, 0.75),

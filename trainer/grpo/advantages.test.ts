@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { batchAdvantages, groupAdvantages } from './advantages.ts';
-import { expectClose } from './expect-close.ts';
+import { expectClose } from '../../test/support/max-difference.ts';
 
 describe('groupAdvantages', () => {
   it('mean-centres without scaling (Dr. GRPO)', () => {

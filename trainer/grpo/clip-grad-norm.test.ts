@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { clipGradNorm } from './clip-grad-norm.ts';
-import { expectClose } from './expect-close.ts';
+import { expectClose } from '../../test/support/max-difference.ts';
 
 beforeAll(async () => {
   await tf.setBackend('cpu');

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { AdamW } from './adamw.ts';
 import { type Aggregation, stepNormaliser } from './aggregate.ts';
 import { clipGradNorm } from './clip-grad-norm.ts';
-import { expectClose } from './expect-close.ts';
+import { expectClose } from '../../test/support/max-difference.ts';
 import { type GrpoLossOptions, grpoLoss, readLossSums } from './grpo-loss.ts';
 import type { LossKind } from './losses.ts';
 import { addGrads, microBatchGrads } from './micro-batch-grads.ts';

@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { expectClose } from './expect-close.ts';
+import { expectClose } from '../../test/support/max-difference.ts';
 import { klK3 } from './kl.ts';
 
 beforeAll(async () => {

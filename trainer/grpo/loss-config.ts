@@ -4,6 +4,7 @@
 import type { RewardScaling } from './advantages.ts';
 import type { Aggregation } from './aggregate.ts';
 import type { ClipBounds, LossKind } from './losses.ts';
+import { withoutUndefined } from '../../protocol/without-undefined.ts';
 
 export interface LossConfig {
   /** Token loss. Default 'cispo': ART's default (src/art/local/backend.py); unlike PPO it never zeroes a
@@ -137,8 +138,4 @@ export function lossConfigIssues(config: LossConfig): string[] {
     issues.push(`microBatchTokens must be an integer > 0, got ${config.microBatchTokens}`);
   }
   return issues;
-}
-
-function withoutUndefined<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as Partial<T>;
 }

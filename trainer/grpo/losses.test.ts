@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { expectClose } from './expect-close.ts';
+import { expectClose } from '../../test/support/max-difference.ts';
 import { cispoLoss, ppoClipLoss, type TokenLossInput, tokenLosses } from './losses.ts';
 
 beforeAll(async () => {

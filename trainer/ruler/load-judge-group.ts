@@ -1,12 +1,13 @@
 // Reads a group from the trajectory store as RULER's input: each trajectory's turns as chat messages,
-// with its verifier reward. Trajectories that ended in an infrastructure `error` (store or policy
-// endpoint down: not the policy's doing, conventions §8) or are still running are left out and listed.
-// The judge is shown the tools stored with the trajectories (stored-group-tools.ts).
+// with its verifier reward. Trajectories that are not usable (usable-trajectory.ts: an infrastructure
+// `error`, still running, or no turns) are left out and listed. The judge is shown the tools stored
+// with the trajectories (stored-group-tools.ts).
 import type { Store } from '../../db/store.ts';
 import { turnToChatMessage } from '../../db/turn-to-chat-message.ts';
 import type { GroupStatus } from '../../protocol/statuses.ts';
 import type { StoredGroup } from './score-and-record.ts';
 import { storedGroupTools } from './stored-group-tools.ts';
+import { isUsableTrajectory } from './usable-trajectory.ts';
 
 export interface LoadedJudgeGroup {
   readonly group: StoredGroup;
@@ -30,9 +31,7 @@ export async function loadJudgeGroup(
   options: LoadJudgeGroupOptions = {},
 ): Promise<LoadedJudgeGroup> {
   const { group, trajectories } = await store.getGroup({ groupId, includeTurns: true });
-  const judged = trajectories.filter(
-    (t) => (t.status === 'finished' || t.status === 'truncated') && t.turns?.length,
-  );
+  const judged = trajectories.filter(isUsableTrajectory);
   const verifierRewards: Record<string, number> = {};
   for (const t of judged) if (t.verifierReward !== null) verifierRewards[t.id] = t.verifierReward;
   const { tools, missing } = storedGroupTools(judged);

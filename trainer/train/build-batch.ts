@@ -9,7 +9,7 @@
 // importance ratio fixed at 1 (the on-policy assumption; `onPolicy` marks them), as ART and TRL do for
 // completions they did not sample with logprobs. Drift between stored and re-tokenized ids is measured
 // per trajectory (re-tokenized text is not always the sampled token sequence).
-import type { ChatMessage, ToolSpec } from '../../protocol/chat.ts';
+import type { ToolSpec } from '../../protocol/chat.ts';
 import type { ChatTokenizer } from '../../model/tokenizer/chat-tokenizer.ts';
 import {
   renderForTraining,
@@ -17,11 +17,8 @@ import {
   type TrainingMessage,
 } from '../../model/tokenizer/render-for-training.ts';
 
-/** An assistant message as stored: the message plus what the inference server returned for it. */
-export type StoredMessage = ChatMessage & {
-  readonly completionTokenIds?: readonly number[];
-  readonly completionLogprobs?: readonly number[];
-};
+/** An assistant message as stored: the message plus what the inference server returned for it (the render reads the ids; the logprobs stay with the message for the span that holds them). */
+export type StoredMessage = TrainingMessage & { readonly completionLogprobs?: readonly number[] };
 
 export interface TrajectoryInput {
   readonly trajectoryId: string;
@@ -124,7 +121,7 @@ function buildSequence(
   let render: ReturnType<typeof renderForTraining>;
   try {
     render = renderForTraining(tokenizer, {
-      messages: trajectory.messages.map(toTrainingMessage),
+      messages: trajectory.messages,
       ...(trajectory.tools ? { tools: trajectory.tools } : {}),
       ...(options.templateExtra ? { extra: options.templateExtra } : {}),
       trainOnUnsampled: true,
@@ -193,10 +190,4 @@ function tokenDataProblem(messages: readonly StoredMessage[], vocabSize: number)
     if (ids && ids.length === 0) return `message ${index}: empty completionTokenIds`;
   }
   return undefined;
-}
-
-function toTrainingMessage(message: StoredMessage): TrainingMessage {
-  if (message.role !== 'assistant') return message;
-  const { completionLogprobs: _logprobs, ...rest } = message;
-  return rest;
 }

@@ -1,12 +1,11 @@
 // The rewards of one claimed group under the configured reward mode, or why the group cannot be
 // trained on: RULER (the LLM judge ranks the group; already-`scored` groups reuse their stored final
-// rewards), the environment's verifier reward, or both mixed (combine-rewards.ts). Trajectories that
-// ended in an infrastructure `error` or hold no turns are left out of the group (conventions §8, as
-// RULER's loadJudgeGroup does). Writes go through RULER's store sink and setFinalRewards, so the store
-// shows the reward each trajectory was trained with.
+// rewards), the environment's verifier reward, or both mixed (combine-rewards.ts). Only usable
+// trajectories count (ruler/usable-trajectory.ts, the rule RULER's loadJudgeGroup applies too: no
+// infrastructure `error`, some turns). Writes go through RULER's store sink and setFinalRewards, so
+// the store shows the reward each trajectory was trained with.
 import type { GroupWithTrajectories } from '../../db/store/get-group.ts';
 import type { Store } from '../../db/store.ts';
-import { turnToChatMessage } from '../../db/turn-to-chat-message.ts';
 import { assertNever } from '../../protocol/statuses.ts';
 import type { JudgeClient } from '../ruler/judge-client.ts';
 import type { RulerCache } from '../ruler/ruler-cache.ts';
@@ -14,13 +13,18 @@ import type { RulerConfig } from '../ruler/ruler-config.ts';
 import { scoreAndRecordGroup } from '../ruler/score-and-record.ts';
 import { storeJudgeScoreSink } from '../ruler/store-sink.ts';
 import { storedGroupTools } from '../ruler/stored-group-tools.ts';
+import { isUsableTrajectory } from '../ruler/usable-trajectory.ts';
+import type { StoredMessage } from './build-batch.ts';
+import { storedMessages } from './stored-messages.ts';
 import type { RewardMode } from './train-config.ts';
 
 export type TrajectoryRow = GroupWithTrajectories['trajectories'][number];
+/** A usable trajectory with its turns converted once: the judge reads the messages, training renders them. */
+export type ScoredTrajectory = TrajectoryRow & { readonly messages: readonly StoredMessage[] };
 
 /** What a claimed group becomes: rewards to train on, or how the group is left. */
 export type GroupRewards =
-  | { readonly kind: 'rewards'; readonly trajectories: TrajectoryRow[]; readonly rewards: number[] }
+  | { readonly kind: 'rewards'; readonly trajectories: ScoredTrajectory[]; readonly rewards: number[] }
   /** Nothing in it can ever be trained: the group is marked `failed` with the reason. */
   | { readonly kind: 'failed'; readonly reason: string }
   /** The judge gave up after its retries: RULER already marked the group `unscored`. */
@@ -42,19 +46,13 @@ export interface GroupRewardsDeps {
   readonly judge?: JudgeDeps;
 }
 
-export function usableTrajectories(loaded: GroupWithTrajectories): TrajectoryRow[] {
-  return loaded.trajectories.filter(
-    (trajectory) =>
-      (trajectory.status === 'finished' || trajectory.status === 'truncated') &&
-      (trajectory.turns?.length ?? 0) > 0,
-  );
-}
-
 export async function groupRewards(
   loaded: GroupWithTrajectories,
   deps: GroupRewardsDeps,
 ): Promise<GroupRewards> {
-  const usable = usableTrajectories(loaded);
+  const usable = loaded.trajectories
+    .filter(isUsableTrajectory)
+    .map((trajectory): ScoredTrajectory => ({ ...trajectory, messages: storedMessages(trajectory) }));
   if (usable.length === 0) {
     return {
       kind: 'failed',
@@ -72,7 +70,7 @@ export async function groupRewards(
   }
 }
 
-async function verifierRewards(usable: TrajectoryRow[], store: Store): Promise<GroupRewards> {
+async function verifierRewards(usable: ScoredTrajectory[], store: Store): Promise<GroupRewards> {
   const missing = usable.filter((trajectory) => trajectory.verifierReward === null);
   if (missing.length > 0) {
     return {
@@ -92,7 +90,7 @@ async function verifierRewards(usable: TrajectoryRow[], store: Store): Promise<G
 
 async function judgedRewards(
   loaded: GroupWithTrajectories,
-  usable: TrajectoryRow[],
+  usable: ScoredTrajectory[],
   deps: GroupRewardsDeps,
 ): Promise<GroupRewards> {
   // A group judged before (e.g. by `edgerl score`) keeps its scores: judging again would cost a call.
@@ -120,7 +118,7 @@ async function judgedRewards(
       groupId: loaded.group.id,
       trajectories: usable.map((trajectory) => ({
         id: trajectory.id,
-        messages: (trajectory.turns ?? []).map(turnToChatMessage),
+        messages: [...trajectory.messages],
       })),
       verifierRewards,
       ...(tools ? { tools } : {}),

@@ -3,12 +3,12 @@
 // builds the token sequences of the groups that carry signal. Groups that cannot be trained in this
 // mode are set aside (handed back at the end of the cycle); groups whose episodes all failed are
 // marked `failed`. Leaves out the gradient step and everything after it.
-import { turnToChatMessage } from '../../db/turn-to-chat-message.ts';
 import { type GroupAdvantages, batchAdvantages } from '../grpo/advantages.ts';
 import type { GroupRecord } from '../grpo/step-metrics.ts';
 import { buildBatch, type BuiltBatch, type TrajectoryInput } from './build-batch.ts';
-import { groupRewards, type TrajectoryRow } from './group-rewards.ts';
+import { groupRewards, type ScoredTrajectory } from './group-rewards.ts';
 import type { LeaseKeeper } from './lease-keeper.ts';
+import { storedTools, toolsMissingLine } from './stored-tools.ts';
 import type { TrainerSession } from './trainer-session.ts';
 
 export interface PreparedStep {
@@ -30,7 +30,7 @@ export async function prepareStep(
 ): Promise<PreparedStep | undefined> {
   const { config, deps } = session;
   const { store, progress } = deps;
-  const scored: { groupId: string; trajectories: TrajectoryRow[]; rewards: number[] }[] = [];
+  const scored: { groupId: string; trajectories: ScoredTrajectory[]; rewards: number[] }[] = [];
   const setAside: string[] = [];
   for (;;) {
     const wanted = config.groupsPerStep - scored.length;
@@ -93,7 +93,7 @@ export async function prepareStep(
       inputs.push({
         trajectoryId: trajectory.id,
         groupId: group.groupId,
-        messages: storedMessages(trajectory),
+        messages: trajectory.messages,
         ...storedTools(trajectory),
         advantage: result.advantages[slot] as number,
       });
@@ -125,33 +125,6 @@ export async function prepareStep(
     batch,
     setAside,
   };
-}
-
-/** A stored trajectory's turns as messages with their sampled ids and logprobs. */
-export function storedMessages(trajectory: TrajectoryRow): TrajectoryInput['messages'] {
-  return (trajectory.turns ?? []).map((turn) => {
-    const message = turnToChatMessage(turn);
-    if (message.role !== 'assistant') return message;
-    return {
-      ...message,
-      ...(turn.completionTokenIds ? { completionTokenIds: turn.completionTokenIds } : {}),
-      ...(turn.completionLogprobs ? { completionLogprobs: turn.completionLogprobs } : {}),
-    };
-  });
-}
-
-/**
- * The tools stored with the trajectory, which its render shows the model as the policy saw them. A
- * row written before edgerl stored tools has none: it is rendered without tools (its prompt may then
- * differ from the one sampled) and counted in the progress line, not refused, so groups recorded
- * before the upgrade stay trainable.
- */
-export function storedTools(trajectory: Pick<TrajectoryRow, 'tools'>): { tools?: TrajectoryInput['tools'] } {
-  return trajectory.tools === null ? {} : { tools: trajectory.tools };
-}
-
-export function toolsMissingLine(count: number): string {
-  return `${count} trajectory(ies) have no stored tool list (recorded before edgerl stored tools): rendered without tools`;
 }
 
 function emptyBatch(): BuiltBatch {

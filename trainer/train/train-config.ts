@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { type LossConfig, LossConfigError, resolveLossConfig } from '../grpo/loss-config.ts';
 import { type Projection, projections } from '../../model/hf-config.ts';
 import { type LoraInitA, loraInitAs } from '../../model/lora.ts';
+import { withoutUndefined as defined } from '../../protocol/without-undefined.ts';
 
 export const rewardModes = ['ruler', 'verifier', 'ruler+verifier'] as const;
 /** Where a group's rewards come from: the RULER judge, the environment's verifier, or both mixed. */
@@ -341,8 +342,4 @@ export function trainConfigIssues(config: TrainConfig): string[] {
     issues.push(`SFT learning rate must be > 0, got ${config.sft.learningRate}`);
   }
   return issues;
-}
-
-function defined<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as Partial<T>;
 }

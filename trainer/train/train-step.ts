@@ -131,9 +131,10 @@ function microBatchTensors(sequences: readonly TrainingSequence[], padTokenId: n
     sequence.targetMask.forEach((bit, at) => {
       mask[offset + at] = bit;
       const logprob = sequence.oldLogprobs[at] as number;
-      // A trained token whose logprob is unknown is on-policy; context NaNs stay out (mask 0, old 0).
+      // Which trained tokens are on-policy is buildBatch's decision (checkOnPolicy); context NaNs stay
+      // out (mask 0, old 0).
       old[offset + at] = Number.isFinite(logprob) ? logprob : 0;
-      onPolicy[offset + at] = bit === 1 && (sequence.onPolicy[at] === 1 || !Number.isFinite(logprob)) ? 1 : 0;
+      onPolicy[offset + at] = bit === 1 && sequence.onPolicy[at] === 1 ? 1 : 0;
     });
   });
   return {
@@ -144,6 +145,19 @@ function microBatchTensors(sequences: readonly TrainingSequence[], padTokenId: n
     onPolicy: tf.tensor2d(onPolicy, [b, t - 1], 'bool'),
     advantages: tf.tensor1d(sequences.map((sequence) => sequence.advantage)),
   };
+}
+
+/** Every trained token has a sampling logprob or is flagged on-policy (build-batch.ts decides which). */
+function checkOnPolicy(sequences: readonly TrainingSequence[]): void {
+  for (const sequence of sequences) {
+    sequence.targetMask.forEach((bit, at) => {
+      if (bit === 1 && sequence.onPolicy[at] !== 1 && !Number.isFinite(sequence.oldLogprobs[at])) {
+        throw new RangeError(
+          `trainStep: trajectory ${sequence.trajectoryId}, target ${at} is trained with neither a finite sampling logprob nor the on-policy flag`,
+        );
+      }
+    });
+  }
 }
 
 /**
@@ -158,6 +172,7 @@ export async function trainStep(
   options: TrainStepOptions,
 ): Promise<TrainStepResult> {
   if (sequences.length === 0) throw new RangeError('trainStep: no sequences to train on');
+  checkOnPolicy(sequences);
   const started = performance.now();
   const variables = model.trainableVariables(adapterName);
   if (

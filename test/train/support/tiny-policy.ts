@@ -8,6 +8,7 @@ import { presetConfig, randomWeights } from '../../../model/init-model.ts';
 import { PolicyModel } from '../../../model/policy-model.ts';
 import { type ChatTokenizer, createTokenizer } from '../../../model/tokenizer/chat-tokenizer.ts';
 import { tinyTokenizerFiles } from '../../../model/tokenizer/tiny-tokenizer.ts';
+import { generate } from '../../support/generate.ts';
 
 export const tinyFiles = tinyTokenizerFiles();
 
@@ -55,7 +56,7 @@ export async function sampleTurn(
     addGenerationPrompt: true,
     ...(options.tools ? { tools: options.tools } : {}),
   });
-  const [generation] = await model.generate([prompt], {
+  const [generation] = await generate(model, [prompt], {
     maxTokens: options.maxTokens ?? 6,
     temperature: 1,
     seed: options.seed,
