@@ -8,6 +8,7 @@ import { runDemo } from '../demo/run-demo.ts';
 import { DemoStopped, listenForStop } from '../demo/stop-signal.ts';
 import { formatSummary } from '../demo/summary.ts';
 import { isModelPreset } from '../../model/init-model.ts';
+import { errorMessage } from '../../protocol/error-message.ts';
 
 const d = demoDefaults;
 
@@ -142,6 +143,6 @@ function parseConfig(values: Parameters<typeof stringFlag>[0]): DemoConfig {
   try {
     return resolveDemoConfig(input as Partial<DemoConfig>);
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    throw new UsageError(errorMessage(error));
   }
 }

@@ -13,6 +13,7 @@ import { rulerConfigFromEnv } from '../../trainer/ruler/ruler-config.ts';
 import { scoreAndRecordGroup } from '../../trainer/ruler/score-and-record.ts';
 import { storeJudgeScoreSink } from '../../trainer/ruler/store-sink.ts';
 import { type CommandInput, defineCommand, intFlag, stringFlag, UsageError } from '../command.ts';
+import { errorMessage } from '../../protocol/error-message.ts';
 
 /** Group states a judging may start from (the store refuses `scored` from any other). */
 const scorable = new Set(['complete', 'scored', 'unscored']);
@@ -89,7 +90,7 @@ function readRubric(path: string | undefined): string | undefined {
   try {
     return readFileSync(path, 'utf8');
   } catch (error) {
-    throw new UsageError(`--rubric-file: cannot read ${path}: ${(error as Error).message}`);
+    throw new UsageError(`--rubric-file: cannot read ${path}: ${errorMessage(error)}`);
   }
 }
 

@@ -7,6 +7,7 @@ import type { Store } from '../../db/store.ts';
 import { getPolicyVersion } from '../../db/store/get-policy-version.ts';
 import { invalidField } from '../http/api-error.ts';
 import { armIndex, unitHash } from '../../experiments/pick-arm.ts';
+import { errorMessage } from '../../protocol/error-message.ts';
 
 export interface RouteRequest {
   readonly policy?: string;
@@ -63,7 +64,7 @@ async function routeExperiment(store: Store, reference: string, stickinessKey: s
   const { experiment, arms } = await store
     .getExperiment(uuidPattern.test(reference) ? { experimentId: reference } : { name: reference })
     .catch((error: unknown) => {
-      throw invalidField('experiment', error instanceof Error ? error.message : String(error));
+      throw invalidField('experiment', errorMessage(error));
     });
   if (experiment.status !== 'running') {
     throw invalidField('experiment', `${experiment.name} is ${experiment.status}; it takes no traffic`);
