@@ -3,12 +3,17 @@
 // published versions, and an A/B evaluation of the starting policy against the final one.
 import { createProgress, type ProgressStream } from '../../trainer/train/progress.ts';
 import { defineCommand, intFlag, stringFlag, UsageError } from '../command.ts';
-import { type DemoConfig, demoDefaults, quickOverrides, resolveDemoConfig } from '../demo/demo-config.ts';
+import {
+  type DemoConfig,
+  DemoConfigError,
+  demoDefaults,
+  quickOverrides,
+  resolveDemoConfig,
+} from '../demo/demo-config.ts';
 import { runDemo } from '../demo/run-demo.ts';
 import { DemoStopped, listenForStop } from '../demo/stop-signal.ts';
 import { formatSummary } from '../demo/summary.ts';
 import { isModelPreset } from '../../model/init-model.ts';
-import { errorMessage } from '../../protocol/error-message.ts';
 
 const d = demoDefaults;
 
@@ -143,6 +148,7 @@ function parseConfig(values: Parameters<typeof stringFlag>[0]): DemoConfig {
   try {
     return resolveDemoConfig(input as Partial<DemoConfig>);
   } catch (error) {
-    throw new UsageError(errorMessage(error));
+    if (error instanceof DemoConfigError) throw new UsageError(error.message);
+    throw error;
   }
 }

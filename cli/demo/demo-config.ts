@@ -141,11 +141,20 @@ export const quickOverrides = {
   concurrency: 4,
 } as const satisfies Partial<DemoConfig>;
 
+/** Bad settings, every problem listed with the flag to fix. */
+export class DemoConfigError extends Error {
+  override readonly name = 'DemoConfigError';
+  readonly code = 'invalid-demo-config';
+  constructor(readonly issues: readonly string[]) {
+    super(`demo configuration:\n  ${issues.join('\n  ')}`);
+  }
+}
+
 export function resolveDemoConfig(input: Partial<DemoConfig>): DemoConfig {
   const base: DemoConfig = { ...demoDefaults, ...(input.quick ? quickOverrides : {}) };
   const config: DemoConfig = { ...base, ...definedOnly(input) };
   const issues = demoConfigIssues(config);
-  if (issues.length > 0) throw new Error(`demo configuration:\n  ${issues.join('\n  ')}`);
+  if (issues.length > 0) throw new DemoConfigError(issues);
   return config;
 }
 

@@ -2,6 +2,7 @@
 // vocabulary); the classes with several codes are checked over their whole closed list.
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../cli/command.ts';
+import { DemoConfigError } from '../../cli/demo/demo-config.ts';
 import { DemoStopped } from '../../cli/demo/stop-signal.ts';
 import { storeErrorCodes, StoreError } from '../../db/errors.ts';
 import { EdgeConfigError } from '../../edge/edge-config.ts';
@@ -33,6 +34,7 @@ describe('error codes', () => {
     const errors: Error[] = [
       new UsageError('x'),
       new DemoStopped(),
+      new DemoConfigError([]),
       new EdgeConfigError([]),
       new ToolRefusal('x'),
       new EpisodeInterrupted('x'),
