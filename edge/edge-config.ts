@@ -1,6 +1,7 @@
 // The edge's configuration, read once by each entry point (Worker env bindings, or process.env and
 // flags in Node) from the same variable names, with defaults and the checks that say how to fix a
 // bad value. Modules get the slices they need; nothing else reads the environment.
+import { ConfigError } from '../protocol/config-error.ts';
 import type { UpstreamEndpoint } from './proxy/upstream.ts';
 
 export interface EdgeConfig {
@@ -35,11 +36,11 @@ export const edgeVariables = {
 } as const;
 
 /** Bad variables, every problem listed with the variable to fix. */
-export class EdgeConfigError extends Error {
+export class EdgeConfigError extends ConfigError {
   override readonly name = 'EdgeConfigError';
   readonly code = 'invalid-edge-config';
-  constructor(readonly problems: readonly string[]) {
-    super(`edge configuration:\n  ${problems.join('\n  ')}`);
+  constructor(issues: readonly string[]) {
+    super(issues, 'edge configuration:\n  ', '\n  ');
   }
 }
 

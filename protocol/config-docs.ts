@@ -93,6 +93,18 @@ export function issueLines(error: z.ZodError, schema: AnySchema, labels: 'flag' 
   });
 }
 
+/** Parses `input`, or throws `fail(issues)` with one line per problem (see `issueLines`). */
+export function parseConfig<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+  fail: (issues: string[]) => Error,
+  labels: 'flag' | 'path' = 'flag',
+): z.output<S> {
+  const parsed = schema.safeParse(input);
+  if (!parsed.success) throw fail(issueLines(parsed.error, schema, labels));
+  return parsed.data;
+}
+
 function innerObject(schema: AnySchema): z.core.$ZodObject | undefined {
   const base = unwrap(schema);
   return base._zod.def.type === 'object' ? (base as z.core.$ZodObject) : undefined;

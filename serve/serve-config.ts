@@ -4,7 +4,8 @@
 // checked in serveModel, once the model's max_position_embeddings is known.
 import { z } from 'zod';
 import { backendChoices, backendPreference } from '../model/backend.ts';
-import { documented, issueLines } from '../protocol/config-docs.ts';
+import { documented, parseConfig } from '../protocol/config-docs.ts';
+import { ConfigError } from '../protocol/config-error.ts';
 import { intBetween } from '../protocol/config-fields.ts';
 
 export const serveConfigSchema = z.strictObject({
@@ -71,16 +72,14 @@ export type ServeConfigInput = z.input<typeof serveConfigSchema>;
 export type ServeConfig = z.output<typeof serveConfigSchema>;
 
 /** Bad settings, one message per problem, each naming the flag. */
-export class ServeConfigError extends Error {
+export class ServeConfigError extends ConfigError {
   override readonly name = 'ServeConfigError';
   readonly code = 'invalid-serve-config';
-  constructor(readonly issues: readonly string[]) {
-    super(`invalid serve-model config: ${issues.join('; ')}`);
+  constructor(issues: readonly string[]) {
+    super(issues, 'invalid serve-model config: ');
   }
 }
 
 export function resolveServeConfig(input: ServeConfigInput): ServeConfig {
-  const parsed = serveConfigSchema.safeParse(input);
-  if (!parsed.success) throw new ServeConfigError(issueLines(parsed.error, serveConfigSchema));
-  return parsed.data;
+  return parseConfig(serveConfigSchema, input, (issues) => new ServeConfigError(issues));
 }

@@ -4,6 +4,7 @@
 // Leaves out parsing flags (cli/commands/demo.ts) and running anything.
 import { join } from 'node:path';
 import type { ModelPreset } from '../../model/init-model.ts';
+import { ConfigError } from '../../protocol/config-error.ts';
 import { type LoraInitA, loraInitAs } from '../../model/lora.ts';
 
 export interface DemoConfig {
@@ -142,11 +143,11 @@ export const quickOverrides = {
 } as const satisfies Partial<DemoConfig>;
 
 /** Bad settings, every problem listed with the flag to fix. */
-export class DemoConfigError extends Error {
+export class DemoConfigError extends ConfigError {
   override readonly name = 'DemoConfigError';
   readonly code = 'invalid-demo-config';
-  constructor(readonly issues: readonly string[]) {
-    super(`demo configuration:\n  ${issues.join('\n  ')}`);
+  constructor(issues: readonly string[]) {
+    super(issues, 'demo configuration:\n  ', '\n  ');
   }
 }
 

@@ -2,7 +2,8 @@
 // meaning and source, the CLI flag that sets it, and cross-field checks whose messages say how to fix
 // the value. The entry point (CLI flags, a config file) builds the partial input; this never reads env.
 import { z } from 'zod';
-import { documented, issueLines } from '../../protocol/config-docs.ts';
+import { documented, parseConfig } from '../../protocol/config-docs.ts';
+import { ConfigError } from '../../protocol/config-error.ts';
 import { numberWhere, oneOf } from '../../protocol/config-fields.ts';
 import type { RewardScaling } from './advantages.ts';
 import type { Aggregation } from './aggregate.ts';
@@ -166,19 +167,17 @@ export type LossConfigInput = z.input<typeof lossConfigSchema>;
 export type LossConfig = z.output<typeof lossConfigSchema>;
 
 /** Bad settings, one message per problem, each naming the field and how to fix it. */
-export class LossConfigError extends Error {
+export class LossConfigError extends ConfigError {
   override readonly name = 'LossConfigError';
   readonly code = 'invalid-loss-config';
-  constructor(readonly issues: readonly string[]) {
-    super(`invalid loss config: ${issues.join('; ')}`);
+  constructor(issues: readonly string[]) {
+    super(issues, 'invalid loss config: ');
   }
 }
 
 /** Fills defaults (the clip band from the chosen kind's) and validates; throws LossConfigError. */
 export function resolveLossConfig(input: LossConfigInput = {}): LossConfig {
-  const parsed = lossConfigSchema.safeParse(input);
-  if (!parsed.success) throw new LossConfigError(issueLines(parsed.error, lossConfigSchema, 'path'));
-  return parsed.data;
+  return parseConfig(lossConfigSchema, input, (issues) => new LossConfigError(issues), 'path');
 }
 
 /** Every default, from the schema (the clip band is the default kind's). */

@@ -6,7 +6,8 @@ import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { defaultLeaseSeconds } from '../../db/store/fields.ts';
-import { documented, issueLines } from '../../protocol/config-docs.ts';
+import { documented, parseConfig } from '../../protocol/config-docs.ts';
+import { ConfigError } from '../../protocol/config-error.ts';
 import { finiteNumber, intBetween, numberWhere, oneOf } from '../../protocol/config-fields.ts';
 import { lossConfigSchema } from '../grpo/loss-config.ts';
 import { inferenceEndpointSchema } from './inference-endpoint.ts';
@@ -226,19 +227,17 @@ export type TrainConfigInput = z.input<typeof trainConfigSchema>;
 export type TrainConfig = z.output<typeof trainConfigSchema>;
 
 /** Bad settings, one message per problem, each naming the field (as its CLI flag where there is one). */
-export class TrainConfigError extends Error {
+export class TrainConfigError extends ConfigError {
   override readonly name = 'TrainConfigError';
   readonly code = 'invalid-train-config';
-  constructor(readonly issues: readonly string[]) {
-    super(`invalid trainer config: ${issues.join('; ')}`);
+  constructor(issues: readonly string[]) {
+    super(issues, 'invalid trainer config: ');
   }
 }
 
 /** Fills the defaults and checks every field and their combinations; throws TrainConfigError. */
 export function resolveTrainConfig(input: TrainConfigInput): TrainConfig {
-  const parsed = trainConfigSchema.safeParse(input);
-  if (!parsed.success) throw new TrainConfigError(issueLines(parsed.error, trainConfigSchema));
-  return parsed.data;
+  return parseConfig(trainConfigSchema, input, (issues) => new TrainConfigError(issues));
 }
 
 /** The default output directory for a policy, relative to the working directory. */
