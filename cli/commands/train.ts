@@ -4,10 +4,11 @@
 import { storeConfigFromEnv } from '../../db/drivers/store-config.ts';
 import { configFields } from '../../protocol/config-docs.ts';
 import {
+  resolveTrainConfig,
   type TrainConfig,
   TrainConfigError,
+  type TrainConfigInput,
   trainConfigSchema,
-  resolveTrainConfig,
 } from '../../trainer/train/train-config.ts';
 import { type CommandInput, defineCommand, UsageError } from '../command.ts';
 import { configOptions, readConfigFlags } from '../flags/config-flags.ts';
@@ -64,9 +65,10 @@ ${usageOptions([...trainFields, ...trainJobFields], sections)}`,
 
 /** The flags (and their environment variables) through the config's schema; bad values exit 2. */
 function trainConfigFromFlags(values: CommandInput['values'], env: NodeJS.ProcessEnv): TrainConfig {
-  const input = readConfigFlags(trainFields, values, env);
+  // Untyped until the schema has checked it: resolveTrainConfig validates every field.
+  const input = readConfigFlags(trainFields, values, env) as TrainConfigInput;
   try {
-    return resolveTrainConfig(input as Parameters<typeof resolveTrainConfig>[0]);
+    return resolveTrainConfig(input);
   } catch (error) {
     if (error instanceof TrainConfigError) throw new UsageError(error.message);
     throw error;

@@ -7,7 +7,9 @@ import { finiteNumber, intBetween, numberWhere, oneOf } from '../../protocol/con
 export const sftRewardFields = ['final', 'verifier'] as const;
 export type SftRewardField = (typeof sftRewardFields)[number];
 
-const section = 'SFT (--sft: next-token loss on assistant tokens, the warm start before RL)';
+/** The usage text's heading of the SFT flags (--sft itself is the train config's `mode`). */
+export const sftSection = 'SFT (--sft: next-token loss on assistant tokens, the warm start before RL)';
+const section = sftSection;
 
 export const sftSettingsSchema = z
   .strictObject({

@@ -12,7 +12,7 @@ import { finiteNumber, intBetween, numberWhere, oneOf } from '../../protocol/con
 import { lossConfigSchema } from '../grpo/loss-config.ts';
 import { inferenceEndpointSchema } from './inference-endpoint.ts';
 import { loraSettingsSchema } from './lora-settings.ts';
-import { sftSettingsSchema } from './sft-settings.ts';
+import { sftSection, sftSettingsSchema } from './sft-settings.ts';
 import { trainConfigChecks } from './train-config-checks.ts';
 
 export type { InferenceEndpoint } from './inference-endpoint.ts';
@@ -31,7 +31,6 @@ const rewards = 'Rewards and advantages';
 const steps = 'Loss and optimiser';
 const leases = 'Leases and checkpoints';
 const publication = 'Publication';
-const sft = 'SFT (--sft: next-token loss on assistant tokens, the warm start before RL)';
 
 const publishSchema = z
   .strictObject({
@@ -79,7 +78,7 @@ export const trainConfigSchema = z
       flagDoc: 'supervised warm-up instead of RL (the options below)',
       flag: 'sft',
       sets: 'sft',
-      section: sft,
+      section: sftSection,
     }),
     policyName: documented(policyName, {
       doc: 'the policy to train, created if missing; adapters are published as <policy>@<version>',
