@@ -28,6 +28,7 @@ export interface CommandInput {
 /** Bad input on the command line: printed as one line, exit status 2. */
 export class UsageError extends Error {
   override readonly name = 'UsageError';
+  readonly code = 'usage';
 }
 
 export function defineCommand(command: Command): Command {

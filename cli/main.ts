@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util';
 import { type Command, type CommandInput, UsageError } from './command.ts';
 import { commands } from './commands.ts';
+import { errorMessage } from '../protocol/error-message.ts';
 
 export async function main(argv: string[], io: Partial<CommandInput> = {}): Promise<number> {
   const stdout = io.stdout ?? process.stdout;
@@ -82,6 +83,6 @@ function isParseArgsError(error: unknown): boolean {
 }
 
 function oneLine(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   return message.replace(/\s*\n\s*/g, ' ').trim();
 }

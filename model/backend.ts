@@ -7,6 +7,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { registerTransposeFreeMatMulGradient } from './matmul-gradient.ts';
 import { activateWebgpu } from './webgpu-backend.ts';
+import { errorMessage } from '../protocol/error-message.ts';
 
 export type BackendChoice = 'node-gpu' | 'webgpu' | 'webgpu:software' | 'node' | 'wasm' | 'cpu';
 
@@ -75,8 +76,16 @@ export const backendPreference: readonly BackendChoice[] = ['node-gpu', 'webgpu'
 /** Help text for --backend flags. */
 export const backendFlagHelp = `${Object.keys(backendChoices).join(' | ')} (or EDGERL_BACKEND; default: first available of ${backendPreference.join(' → ')})`;
 
+export type BackendErrorCode = 'unknown-backend' | 'backend-unavailable';
+
 export class BackendError extends Error {
   override readonly name = 'BackendError';
+  constructor(
+    readonly code: BackendErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 export interface SelectedBackend {
@@ -107,6 +116,7 @@ export async function selectBackend(
   const requested = options.requested?.trim() || undefined;
   if (requested !== undefined && !isBackendChoice(requested)) {
     throw new BackendError(
+      'unknown-backend',
       `unknown backend "${requested}"; choose one of ${Object.keys(backendChoices).join(', ')}`,
     );
   }
@@ -114,7 +124,11 @@ export async function selectBackend(
   let selected: SelectedBackend;
   if (requested !== undefined) {
     const result = await activate(requested, log);
-    if (!result.ok) throw new BackendError(`backend "${requested}" is not available: ${result.reason}`);
+    if (!result.ok)
+      throw new BackendError(
+        'backend-unavailable',
+        `backend "${requested}" is not available: ${result.reason}`,
+      );
     selected = {
       choice: requested,
       reason: 'requested',
@@ -132,7 +146,11 @@ export async function selectBackend(
       }
       skipped.push(`${choice}: ${result.reason}`);
     }
-    if (!found) throw new BackendError(`no TensorFlow.js backend could start (${skipped.join('; ')})`);
+    if (!found)
+      throw new BackendError(
+        'backend-unavailable',
+        `no TensorFlow.js backend could start (${skipped.join('; ')})`,
+      );
     selected = {
       ...found,
       reason: skipped.length > 0 ? `first available; ${skipped.join('; ')}` : 'first choice',
@@ -189,5 +207,5 @@ async function importAndSet(packageName: string | null, tfName: string): Promise
 }
 
 function firstLine(error: unknown): string {
-  return (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
+  return errorMessage(error).split('\n')[0] ?? '';
 }

@@ -133,6 +133,7 @@ export type HfConfigJson = z.infer<typeof hfConfigSchema>;
 /** A config.json that cannot be used; the message names the field and says what is accepted. */
 export class ModelConfigError extends Error {
   override readonly name = 'ModelConfigError';
+  readonly code = 'invalid-model-config';
 }
 
 export function isArchitecture(value: string): value is Architecture {

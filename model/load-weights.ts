@@ -11,6 +11,7 @@ import { expectedWeights, isIgnorableWeight } from './weight-names.ts';
 
 export class CheckpointError extends Error {
   override readonly name = 'CheckpointError';
+  readonly code = 'invalid-checkpoint';
 }
 
 /** Returns every tensor the config needs, name → float32 host tensor. */

@@ -62,6 +62,7 @@ export interface LoraAdapter {
 
 export class LoraConfigError extends Error {
   override readonly name = 'LoraConfigError';
+  readonly code = 'invalid-lora-config';
 }
 
 /** Fills in defaults and checks ranges; names the bad field. */

@@ -15,12 +15,14 @@ import { createLoraAdapter, resolveLoraConfig } from './lora.ts';
 import { readSafetensorsFile, readSafetensorsHeader } from './read-safetensors-file.ts';
 import { encodeSafetensors, type HostTensor, type SafetensorsDtype } from './safetensors.ts';
 import { projectionModule, projectionShape } from './weight-names.ts';
+import { errorMessage } from '../protocol/error-message.ts';
 
 export const adapterConfigFile = 'adapter_config.json';
 export const adapterWeightsFile = 'adapter_model.safetensors';
 
 export class PeftAdapterError extends Error {
   override readonly name = 'PeftAdapterError';
+  readonly code = 'invalid-peft-adapter';
 }
 
 /** PEFT's state-dict key (adapter name stripped, as save_pretrained does). */
@@ -146,7 +148,7 @@ export function parsePeftAdapterConfig(
       initLoraWeights: raw.init_lora_weights !== false,
     });
   } catch (error) {
-    return fail((error as Error).message);
+    return fail(errorMessage(error));
   }
 }
 

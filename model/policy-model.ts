@@ -30,6 +30,7 @@ import { ropeInverseFrequencies } from './rope.ts';
 import type { HostTensor, SafetensorsDtype } from './safetensors.ts';
 import { tidy } from './tidy.ts';
 import { headLogprobs } from './token-logprobs.ts';
+import { errorMessage } from '../protocol/error-message.ts';
 
 /** An adapter name for every row, null for the base model, or one entry per row. */
 export type AdapterSelection = string | null | readonly (string | null)[];
@@ -46,6 +47,7 @@ export interface ForwardOptions {
 
 export class AdapterError extends Error {
   override readonly name = 'AdapterError';
+  readonly code = 'invalid-adapter';
 }
 
 /** Loads config.json and the safetensors weights of a Hugging Face model directory. */
@@ -55,7 +57,7 @@ export async function loadModel(dir: string): Promise<PolicyModel> {
   try {
     json = JSON.parse(await readFile(configPath, 'utf8'));
   } catch (error) {
-    throw new Error(`${configPath}: cannot read model config (${(error as Error).message})`);
+    throw new Error(`${configPath}: cannot read model config (${errorMessage(error)})`);
   }
   const config = parseHfConfig(json, configPath);
   const host = await loadCheckpointWeights(dir, config);

@@ -3,6 +3,7 @@
 // then the raw little-endian tensor bytes. Reads and writes F32, F16 and BF16 as float32 arrays in
 // memory; leaves out integer and 8-bit float dtypes (no model tensor we load uses them).
 import { bf16ToF32, f16ToF32, f32ToBf16, f32ToF16 } from './half-precision.ts';
+import { errorMessage } from '../protocol/error-message.ts';
 
 export type SafetensorsDtype = 'F32' | 'F16' | 'BF16';
 
@@ -35,6 +36,7 @@ const maxHeaderBytes = 100_000_000;
 /** Error in a safetensors file; `source` names the file (or "buffer") so the message points at it. */
 export class SafetensorsError extends Error {
   override readonly name = 'SafetensorsError';
+  readonly code = 'invalid-safetensors';
 }
 
 /** Reads the header from the first bytes of a file (at least 8 + N of them). */
@@ -51,7 +53,7 @@ export function parseSafetensorsHeader(prefix: Uint8Array, source = 'buffer'): S
   try {
     json = JSON.parse(new TextDecoder().decode(prefix.subarray(8, 8 + headerLength)));
   } catch (error) {
-    throw new SafetensorsError(`${source}: header is not JSON (${(error as Error).message})`);
+    throw new SafetensorsError(`${source}: header is not JSON (${errorMessage(error)})`);
   }
   if (typeof json !== 'object' || json === null || Array.isArray(json)) {
     throw new SafetensorsError(`${source}: header is not a JSON object`);

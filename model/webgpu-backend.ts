@@ -19,6 +19,7 @@ import {
   type WebgpuAdapterSummary,
 } from './webgpu-adapter.ts';
 import { vulkanDriverManifests } from './webgpu-vulkan-drivers.ts';
+import { errorMessage } from '../protocol/error-message.ts';
 
 /** The pinned optional dependencies (package.json optionalDependencies). */
 export const webgpuPackages = { dawn: 'webgpu@0.6.2', tfjs: '@tensorflow/tfjs-backend-webgpu@4.22.0' };
@@ -209,5 +210,5 @@ function watchDevice(device: DeviceLike, log: (line: string) => void): void {
 }
 
 function firstLine(error: unknown): string {
-  return (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
+  return errorMessage(error).split('\n')[0] ?? '';
 }

@@ -29,7 +29,7 @@ export function createServeApp(serve: ServeContext): Hono {
       cause instanceof ServeError
         ? cause
         : new ServeError('internal', `internal error: ${cause.message}`, null, { cause });
-    if (error.kind === 'internal') console.error('edgerl serve-model:', cause);
+    if (error.code === 'internal') console.error('edgerl serve-model:', cause);
     return c.json(errorBody(error), error.status);
   });
   return app;

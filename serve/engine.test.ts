@@ -150,7 +150,7 @@ describe('ServeEngine', () => {
     );
     await other.close();
     for (const row of rows) {
-      expect(await row.done).toMatchObject({ kind: 'error', error: { kind: 'unavailable', status: 503 } });
+      expect(await row.done).toMatchObject({ kind: 'error', error: { code: 'unavailable', status: 503 } });
     }
     expect(() => other.submit(undefined, [])).toThrow(/shutting down/);
     await expect(other.loadAdapter('y', '/nowhere')).rejects.toThrow(/shutting down/);

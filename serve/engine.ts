@@ -13,6 +13,7 @@ import { AdapterRegistry, type AdapterEntry } from './adapter-registry.ts';
 import { type RowSampling, type SampledToken, sampleRow } from './row-sampler.ts';
 import { type BatchLimits, planAdmission } from './scheduler.ts';
 import { ServeError } from './serve-error.ts';
+import { errorMessage } from '../protocol/error-message.ts';
 
 export interface EngineOptions extends BatchLimits {
   /** Longest sequence (prompt + output) served: vLLM's max_model_len. */
@@ -145,7 +146,7 @@ export class ServeEngine {
       } catch (cause) {
         throw new ServeError(
           'bad-request',
-          `cannot load adapter '${name}': ${(cause as Error).message}`,
+          `cannot load adapter '${name}': ${errorMessage(cause)}`,
           'lora_path',
           {
             cause,

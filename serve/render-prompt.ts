@@ -5,6 +5,7 @@
 import type { ChatTokenizer } from '../model/tokenizer/index.ts';
 import type { ChatRequest } from './chat-request.ts';
 import { ServeError } from './serve-error.ts';
+import { errorMessage } from '../protocol/error-message.ts';
 
 export function renderChatPrompt(
   tokenizer: ChatTokenizer,
@@ -21,7 +22,7 @@ export function renderChatPrompt(
       extra: request.templateKwargs,
     });
   } catch (cause) {
-    throw new ServeError('bad-request', (cause as Error).message, 'messages', { cause });
+    throw new ServeError('bad-request', errorMessage(cause), 'messages', { cause });
   }
   if (request.continueFinalMessage) {
     const last = request.messages.at(-1);

@@ -4,6 +4,7 @@ import type { Context } from 'hono';
 import type { ChatTokenizer } from '../model/tokenizer/index.ts';
 import type { ServeEngine } from './engine.ts';
 import { ServeError } from './serve-error.ts';
+import { errorMessage } from '../protocol/error-message.ts';
 
 export interface ServeContext {
   readonly engine: ServeEngine;
@@ -27,7 +28,7 @@ export async function readJsonBody(c: Context): Promise<unknown> {
   try {
     return JSON.parse(text);
   } catch (cause) {
-    throw new ServeError('bad-request', `request body is not valid JSON: ${(cause as Error).message}`, null, {
+    throw new ServeError('bad-request', `request body is not valid JSON: ${errorMessage(cause)}`, null, {
       cause,
     });
   }

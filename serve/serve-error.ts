@@ -1,28 +1,29 @@
 // The endpoint's typed errors and their one mapping to HTTP: OpenAI's error body
 // `{error: {message, type, param, code}}` with vLLM's conventions (type names such as
 // "BadRequestError"/"NotFoundError", `code` = the HTTP status; vllm/entrypoints/openai/protocol.py
-// ErrorInfo), so clients cannot tell this server from vLLM by its errors.
+// ErrorInfo), so clients cannot tell this server from vLLM by its errors. The error's own `code` is
+// edgerl's kebab-case name; the body's `code` is the HTTP status, as vLLM writes it.
 
-export type ServeErrorKind = 'bad-request' | 'unauthorized' | 'not-found' | 'unavailable' | 'internal';
+export type ServeErrorCode = 'bad-request' | 'unauthorized' | 'not-found' | 'unavailable' | 'internal';
 
-interface KindSpec {
+interface CodeSpec {
   readonly status: 400 | 401 | 404 | 503 | 500;
   /** vLLM's `type` field for this status. */
   readonly type: string;
 }
 
-export const serveErrorKinds = {
+export const serveErrorCodes = {
   'bad-request': { status: 400, type: 'BadRequestError' },
   unauthorized: { status: 401, type: 'AuthenticationError' },
   'not-found': { status: 404, type: 'NotFoundError' },
   unavailable: { status: 503, type: 'ServiceUnavailableError' },
   internal: { status: 500, type: 'InternalServerError' },
-} satisfies Record<ServeErrorKind, KindSpec>;
+} satisfies Record<ServeErrorCode, CodeSpec>;
 
 export class ServeError extends Error {
   override readonly name = 'ServeError';
   constructor(
-    readonly kind: ServeErrorKind,
+    readonly code: ServeErrorCode,
     message: string,
     /** The request field at fault (e.g. `messages.0.content`, `model`), when there is one. */
     readonly param: string | null = null,
@@ -31,8 +32,8 @@ export class ServeError extends Error {
     super(message, options);
   }
 
-  get status(): KindSpec['status'] {
-    return serveErrorKinds[this.kind].status;
+  get status(): CodeSpec['status'] {
+    return serveErrorCodes[this.code].status;
   }
 }
 
@@ -41,7 +42,7 @@ export interface OpenAIErrorBody {
 }
 
 export function errorBody(error: ServeError): OpenAIErrorBody {
-  const spec: KindSpec = serveErrorKinds[error.kind];
+  const spec: CodeSpec = serveErrorCodes[error.code];
   return { error: { message: error.message, type: spec.type, param: error.param, code: spec.status } };
 }
 

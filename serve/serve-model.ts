@@ -11,31 +11,11 @@ import { loadModel } from '../model/policy-model.ts';
 import { loadTokenizer } from '../model/tokenizer/index.ts';
 import { createServeApp } from './create-serve-app.ts';
 import { ServeEngine } from './engine.ts';
+import { type ServeConfigInput, resolveServeConfig } from './serve-config.ts';
 import { unixSeconds } from './serve-context.ts';
 
-export interface ServeModelOptions {
-  /** Hugging Face model directory (config.json, safetensors, tokenizer files). */
-  readonly modelDir: string;
-  /** Directory whose subdirectories are PEFT adapters to serve from the start. */
-  readonly adaptersDir?: string;
-  /** Interface to listen on. Default 127.0.0.1 (local only); 0.0.0.0 exposes it. */
-  readonly host?: string;
-  /** TCP port; 0 picks a free one. Default 8000, vLLM's. */
-  readonly port?: number;
-  /** Require `Authorization: Bearer <apiKey>` on /v1 routes. */
-  readonly apiKey?: string;
-  /** The base model's name in requests and /v1/models. Default: `modelDir` as given, as vLLM does. */
-  readonly servedModelName?: string;
-  /** Longest prompt + output. Default and upper bound: the model's max_position_embeddings. */
-  readonly maxModelLen?: number;
-  /** Most sequences decoding at once. Default 64 (vLLM's 256 is sized for GPUs). */
-  readonly maxNumSeqs?: number;
-  /** Most padded prompt tokens per joining prefill. Default 8192 (vLLM's max_num_batched_tokens). */
-  readonly maxPrefillTokens?: number;
-  /** TensorFlow.js backend to require (a BackendChoice: webgpu, wasm, …); default: the first available. */
-  readonly backend?: string;
-  readonly log?: (line: string) => void;
-}
+/** The config's input (serve-config.ts: each field's doc and default), and where log lines go. */
+export type ServeModelOptions = ServeConfigInput & { readonly log?: (line: string) => void };
 
 export interface ServingModel {
   /** e.g. http://127.0.0.1:8000 (append /v1 for OpenAI clients). */
@@ -56,8 +36,9 @@ export function findAdapterDirs(dir: string): { name: string; path: string }[] {
     .filter(({ path }) => statSync(path).isDirectory() && existsSync(join(path, 'adapter_config.json')));
 }
 
-export async function serveModel(options: ServeModelOptions): Promise<ServingModel> {
-  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+export async function serveModel({ log: logTo, ...input }: ServeModelOptions): Promise<ServingModel> {
+  const options = resolveServeConfig(input);
+  const log = logTo ?? ((line: string) => process.stderr.write(`${line}\n`));
   await selectBackend({ requested: options.backend, log });
   const [model, tokenizer] = await Promise.all([
     loadModel(options.modelDir),
@@ -74,8 +55,8 @@ export async function serveModel(options: ServeModelOptions): Promise<ServingMod
   const baseName = options.servedModelName ?? options.modelDir;
   const engine = new ServeEngine(model, baseName, {
     maxModelLen,
-    maxNumSeqs: options.maxNumSeqs ?? 64,
-    maxPrefillTokens: options.maxPrefillTokens ?? 8192,
+    maxNumSeqs: options.maxNumSeqs,
+    maxPrefillTokens: options.maxPrefillTokens,
   });
   const shutdown = async () => {
     await engine.close();
@@ -100,11 +81,9 @@ export async function serveModel(options: ServeModelOptions): Promise<ServingMod
     created: unixSeconds(),
     apiKey: options.apiKey,
   });
-  const host = options.host ?? '127.0.0.1';
+  const { host } = options;
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const started = serve({ fetch: app.fetch, hostname: host, port: options.port ?? 8000 }, () =>
-      resolve(started),
-    );
+    const started = serve({ fetch: app.fetch, hostname: host, port: options.port }, () => resolve(started));
     started.once('error', reject);
   }).catch(async (error: unknown) => {
     await shutdown();

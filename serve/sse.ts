@@ -4,6 +4,7 @@
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { errorBody, ServeError } from './serve-error.ts';
+import { errorMessage } from '../protocol/error-message.ts';
 
 export type SendChunk = (chunk: object) => Promise<void>;
 
@@ -17,7 +18,7 @@ export function sseResponse(c: Context, produce: (send: SendChunk) => Promise<vo
       const failure =
         error instanceof ServeError
           ? error
-          : new ServeError('internal', error instanceof Error ? error.message : String(error), null, {
+          : new ServeError('internal', errorMessage(error), null, {
               cause: error,
             });
       await send(errorBody(failure));

@@ -3,7 +3,13 @@
 // published versions, and an A/B evaluation of the starting policy against the final one.
 import { createProgress, type ProgressStream } from '../../trainer/train/progress.ts';
 import { defineCommand, intFlag, stringFlag, UsageError } from '../command.ts';
-import { type DemoConfig, demoDefaults, quickOverrides, resolveDemoConfig } from '../demo/demo-config.ts';
+import {
+  type DemoConfig,
+  DemoConfigError,
+  demoDefaults,
+  quickOverrides,
+  resolveDemoConfig,
+} from '../demo/demo-config.ts';
 import { runDemo } from '../demo/run-demo.ts';
 import { DemoStopped, listenForStop } from '../demo/stop-signal.ts';
 import { formatSummary } from '../demo/summary.ts';
@@ -142,6 +148,7 @@ function parseConfig(values: Parameters<typeof stringFlag>[0]): DemoConfig {
   try {
     return resolveDemoConfig(input as Partial<DemoConfig>);
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    if (error instanceof DemoConfigError) throw new UsageError(error.message);
+    throw error;
   }
 }

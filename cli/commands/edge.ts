@@ -6,9 +6,10 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { storeConfigFromEnv } from '../../db/drivers/store-config.ts';
 import { startDevTunnel } from '../../edge/runtime/dev-tunnel.ts';
-import { edgeConfigFromEnv, edgeVariables } from '../../edge/edge-config.ts';
+import { edgeConfigFromEnv, edgeDefaults, edgeVariables } from '../../edge/edge-config.ts';
 import { startEdge } from '../../edge/runtime/node.ts';
 import { defineCommand, intFlag, stringFlag, UsageError } from '../command.ts';
+import { errorMessage } from '../../protocol/error-message.ts';
 
 /** `edgerl serve-model`'s default address: what a local setup points at unless told otherwise. */
 const localInference = 'http://127.0.0.1:8000/v1';
@@ -31,7 +32,7 @@ Options:
   --api-key KEY         accept this bearer key (default EDGE_API_KEYS; without either, a random key
                         is made and printed)
   --default-model NAME  model for requests naming no policy (default DEFAULT_MODEL)
-  --concurrency N       episodes running at once (default EPISODE_CONCURRENCY, else 8)
+  --concurrency N       episodes running at once (default EPISODE_CONCURRENCY, else ${edgeDefaults.episodeConcurrency})
   --database-url URL    postgres://… or memory:// (default DATABASE_URL; unset: the embedded store)
   --data-dir DIR        the embedded store's directory (default EDGERL_DATA_DIR, else .edgerl/pgdata)
   --wrangler            run the Worker with \`wrangler dev\` instead (reads .dev.vars), with a
@@ -69,7 +70,7 @@ Environment: ${Object.keys(edgeVariables).join(', ')}, DATABASE_URL.`,
         EPISODE_CONCURRENCY: stringFlag(values, 'concurrency') ?? env.EPISODE_CONCURRENCY,
       });
     } catch (error) {
-      throw new UsageError(error instanceof Error ? error.message : String(error));
+      throw new UsageError(errorMessage(error));
     }
     const store = storeConfigFromEnv(env, {
       url: stringFlag(values, 'database-url'),

@@ -12,6 +12,7 @@ import { rulerConfigFromEnv } from '../../trainer/ruler/ruler-config.ts';
 import { scoreAndRecordGroup } from '../../trainer/ruler/score-and-record.ts';
 import { storeJudgeScoreSink } from '../../trainer/ruler/store-sink.ts';
 import { type CommandInput, defineCommand, intFlag, stringFlag, UsageError } from '../command.ts';
+import { errorMessage } from '../../protocol/error-message.ts';
 
 export const scoreCommand = defineCommand({
   name: ['score'],
@@ -89,6 +90,6 @@ function readRubric(path: string | undefined): string | undefined {
   try {
     return readFileSync(path, 'utf8');
   } catch (error) {
-    throw new UsageError(`--rubric-file: cannot read ${path}: ${(error as Error).message}`);
+    throw new UsageError(`--rubric-file: cannot read ${path}: ${errorMessage(error)}`);
   }
 }

@@ -4,6 +4,7 @@
 // Leaves out parsing flags (cli/commands/demo.ts) and running anything.
 import { join } from 'node:path';
 import type { ModelPreset } from '../../model/init-model.ts';
+import { ConfigError } from '../../protocol/config-error.ts';
 import { type LoraInitA, loraInitAs } from '../../model/lora.ts';
 
 export interface DemoConfig {
@@ -141,11 +142,20 @@ export const quickOverrides = {
   concurrency: 4,
 } as const satisfies Partial<DemoConfig>;
 
+/** Bad settings, every problem listed with the flag to fix. */
+export class DemoConfigError extends ConfigError {
+  override readonly name = 'DemoConfigError';
+  readonly code = 'invalid-demo-config';
+  constructor(issues: readonly string[]) {
+    super(issues, 'demo configuration:\n  ', '\n  ');
+  }
+}
+
 export function resolveDemoConfig(input: Partial<DemoConfig>): DemoConfig {
   const base: DemoConfig = { ...demoDefaults, ...(input.quick ? quickOverrides : {}) };
   const config: DemoConfig = { ...base, ...definedOnly(input) };
   const issues = demoConfigIssues(config);
-  if (issues.length > 0) throw new Error(`demo configuration:\n  ${issues.join('\n  ')}`);
+  if (issues.length > 0) throw new DemoConfigError(issues);
   return config;
 }
 

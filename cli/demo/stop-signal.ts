@@ -3,7 +3,7 @@
 // to the caller's `finally` blocks (servers, trainer lock, store).
 export class DemoStopped extends Error {
   override readonly name = 'DemoStopped';
-  readonly code = 'demo_stopped';
+  readonly code = 'demo-stopped';
   constructor() {
     super('stopped by the user (SIGINT); what was finished is in the store');
   }

@@ -8,14 +8,14 @@ import { z } from 'zod';
 import { policyVersions } from '../schema/policies.ts';
 import { type RolloutGroup, rolloutGroups } from '../schema/rollout-groups.ts';
 import type { StoreDb } from '../store-db.ts';
-import { id, leaseOwner, leaseSeconds } from './fields.ts';
+import { defaultLeaseSeconds, id, leaseOwner, leaseSeconds } from './fields.ts';
 import { claimableStatuses } from './group-transitions.ts';
 import { parseInput } from './parse-input.ts';
 
 export const claimGroupsSchema = z.object({
   owner: leaseOwner,
   limit: z.number().int().min(1).max(1000).default(1),
-  leaseSeconds: leaseSeconds.default(600),
+  leaseSeconds: leaseSeconds.default(defaultLeaseSeconds),
   /** Which of the claimable statuses to take (default both: score the complete ones, train the scored). */
   statuses: z
     .array(z.enum(claimableStatuses))

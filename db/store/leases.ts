@@ -5,13 +5,13 @@ import { z } from 'zod';
 import { StoreError } from '../errors.ts';
 import { rolloutGroups } from '../schema/rollout-groups.ts';
 import type { StoreDb } from '../store-db.ts';
-import { id, leaseOwner, leaseSeconds } from './fields.ts';
+import { defaultLeaseSeconds, id, leaseOwner, leaseSeconds } from './fields.ts';
 import { parseInput } from './parse-input.ts';
 
 const renewLeaseSchema = z.object({
   owner: leaseOwner,
   groupIds: z.array(id).min(1).max(1000),
-  leaseSeconds: leaseSeconds.default(600),
+  leaseSeconds: leaseSeconds.default(defaultLeaseSeconds),
 });
 export type RenewLeaseInput = z.input<typeof renewLeaseSchema>;
 

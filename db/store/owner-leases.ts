@@ -7,14 +7,14 @@ import { and, eq, inArray, isNull, lt, notInArray, or, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { type RolloutGroup, rolloutGroups } from '../schema/rollout-groups.ts';
 import type { StoreDb } from '../store-db.ts';
+import { defaultLeaseSeconds, id, leaseOwner, leaseSeconds } from './fields.ts';
 import { claimableStatuses } from './group-transitions.ts';
-import { id, leaseOwner, leaseSeconds } from './fields.ts';
 import { parseInput } from './parse-input.ts';
 
 const reclaimGroupsSchema = z.object({
   owner: leaseOwner,
   groupIds: z.array(id).min(1).max(1000),
-  leaseSeconds: leaseSeconds.default(600),
+  leaseSeconds: leaseSeconds.default(defaultLeaseSeconds),
 });
 export type ReclaimGroupsInput = z.input<typeof reclaimGroupsSchema>;
 

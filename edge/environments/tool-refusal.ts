@@ -3,4 +3,5 @@
 
 export class ToolRefusal extends Error {
   override readonly name = 'ToolRefusal';
+  readonly code = 'tool-refused';
 }

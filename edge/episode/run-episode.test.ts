@@ -10,6 +10,7 @@ import type { EpisodeEvent } from './episode-events.ts';
 import { EpisodeSetupError } from './episode-setup-error.ts';
 import { InMemoryTrajectorySink } from './in-memory-trajectory-sink.ts';
 import { type RunEpisodeOptions, runEpisode } from './run-episode.ts';
+import { errorMessage } from '../../protocol/error-message.ts';
 
 // A hand-made two-hop task: ab → cd → 7, with one distractor.
 const task: MultiHopTask = {
@@ -310,7 +311,7 @@ describe('runEpisode on multi-hop', () => {
     );
     expect(error).toBeInstanceOf(EpisodeSetupError);
     expect((error as EpisodeSetupError).code).toBe('missing-capability');
-    expect((error as Error).message).toBe('environment needs-sql needs capabilities.sql');
+    expect(errorMessage(error)).toBe('environment needs-sql needs capabilities.sql');
     expect(h.sink.turns).toHaveLength(0);
     policy.assertDone();
   });

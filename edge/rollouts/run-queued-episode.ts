@@ -50,6 +50,7 @@ export type QueuedEpisodeOutcome =
 /** The store failed while the episode ran; its stored turns stay, and a later delivery resumes it. */
 export class EpisodeInterrupted extends Error {
   override readonly name = 'EpisodeInterrupted';
+  readonly code = 'episode-interrupted';
 }
 
 export async function runQueuedEpisode(

@@ -9,7 +9,7 @@
 // exports only its handlers (and types): workerd reads every named export as an entrypoint.
 import { openNeonStore, type NeonSettings } from '../../db/drivers/open-neon-store.ts';
 import { createApp, type EdgeApp } from '../app.ts';
-import { type EdgeConfig, edgeConfigFromEnv } from '../edge-config.ts';
+import { type EdgeConfig, EdgeConfigError, edgeConfigFromEnv } from '../edge-config.ts';
 import { environments } from '../environments/environments.ts';
 import { errorResponse } from '../http/error-response.ts';
 import { ApiError } from '../http/api-error.ts';
@@ -20,6 +20,7 @@ import { queueMaxDeliveries, retryDelaySeconds } from '../rollouts/queue-deliver
 import { queueDispatcher } from './queue-dispatcher.ts';
 import { perUseStoreProvider } from '../store-provider.ts';
 import type { ExecutionContextLike, MessageBatchLike, QueueLike } from './worker-types.ts';
+import { errorMessage } from '../../protocol/error-message.ts';
 
 export interface WorkerEnv {
   /** Secret: the Neon (or any Postgres behind a WebSocket proxy) connection string. */
@@ -50,7 +51,7 @@ function prepare(env: WorkerEnv): Prepared {
   const config = edgeConfigFromEnv(env as unknown as Readonly<Record<string, string | undefined>>);
   const databaseUrl = env.DATABASE_URL;
   if (!databaseUrl)
-    throw new Error('edge configuration:\n  DATABASE_URL must be set (wrangler secret put DATABASE_URL)');
+    throw new EdgeConfigError(['DATABASE_URL must be set (wrangler secret put DATABASE_URL)']);
   const neon = neonSettings(env.NEON_DEV_WS_PROXY);
   const openStore = () => openNeonStore({ url: databaseUrl, ...(neon ? { neon } : {}) });
   const app = createApp({
@@ -84,7 +85,7 @@ export default {
       app = prepare(env).app;
     } catch (error) {
       // Misconfiguration is the operator's to fix: say which variable, never echo a secret.
-      const message = error instanceof Error ? error.message : String(error);
+      const message = errorMessage(error);
       const response = errorResponse(new ApiError('unavailable', message));
       return Response.json(response.body, { status: response.status });
     }

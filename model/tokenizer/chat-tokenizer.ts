@@ -7,6 +7,7 @@ import { Tokenizer } from '@huggingface/tokenizers';
 import type { ChatMessage, ToolSpec } from '../../protocol/chat.ts';
 import { byteLevelToBytes } from './byte-level.ts';
 import { toTemplateMessages, toTemplateTools } from './to-template-messages.ts';
+import { errorMessage } from '../../protocol/error-message.ts';
 
 export interface ChatTemplateOptions {
   readonly tools?: readonly ToolSpec[];
@@ -109,7 +110,7 @@ export function createTokenizer(
   try {
     inner = new Tokenizer(tokenizerJson, tokenizerConfig);
   } catch (cause) {
-    throw new Error(`tokenizer.json could not be loaded: ${(cause as Error).message}`, { cause });
+    throw new Error(`tokenizer.json could not be loaded: ${errorMessage(cause)}`, { cause });
   }
   const model = inner.model;
   if (!model) throw new Error('tokenizer.json has no model');
@@ -162,7 +163,7 @@ export function createTokenizer(
       try {
         template = new Template(source);
       } catch (cause) {
-        throw new Error(`chat template does not parse: ${(cause as Error).message}`, { cause });
+        throw new Error(`chat template does not parse: ${errorMessage(cause)}`, { cause });
       }
       compiled.set(source, template);
     }
@@ -220,7 +221,7 @@ export function createTokenizer(
           add_generation_prompt: addGenerationPrompt,
         });
       } catch (cause) {
-        throw new Error(`chat template failed to render: ${(cause as Error).message}`, { cause });
+        throw new Error(`chat template failed to render: ${errorMessage(cause)}`, { cause });
       }
     },
     encodeChat(messages, options) {

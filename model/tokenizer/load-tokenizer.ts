@@ -7,6 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type ChatTokenizer, createTokenizer } from './chat-tokenizer.ts';
+import { errorMessage } from '../../protocol/error-message.ts';
 
 export { type ChatTokenizer, createTokenizer } from './chat-tokenizer.ts';
 
@@ -15,7 +16,7 @@ async function readOptional(path: string): Promise<string | undefined> {
     return await readFile(path, 'utf8');
   } catch (cause) {
     if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new Error(`cannot read ${path}: ${(cause as Error).message}`, { cause });
+    throw new Error(`cannot read ${path}: ${errorMessage(cause)}`, { cause });
   }
 }
 
@@ -23,7 +24,7 @@ function parseJson(path: string, text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (cause) {
-    throw new Error(`${path} is not valid JSON: ${(cause as Error).message}`, { cause });
+    throw new Error(`${path} is not valid JSON: ${errorMessage(cause)}`, { cause });
   }
 }
 
@@ -59,6 +60,6 @@ export async function loadTokenizer(dir: string): Promise<ChatTokenizer> {
       chatTemplate: chatTemplate as string | undefined, // readOptional yields text or undefined
     });
   } catch (cause) {
-    throw new Error(`tokenizer in ${dir}: ${(cause as Error).message}`, { cause });
+    throw new Error(`tokenizer in ${dir}: ${errorMessage(cause)}`, { cause });
   }
 }

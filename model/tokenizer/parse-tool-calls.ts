@@ -3,6 +3,7 @@
 // model wrote, and `errors` says what is wrong with it, so the episode loop can show the model its
 // mistake. Leaves out other conventions (Llama's bare JSON, Mistral's [TOOL_CALLS]).
 import type { ToolCall } from '../../protocol/chat.ts';
+import { errorMessage } from '../../protocol/error-message.ts';
 
 const openTag = '<tool_call>';
 const closeTag = '</tool_call>';
@@ -43,7 +44,7 @@ function parseCallBody(raw: string): CallBody {
   try {
     parsed = JSON.parse(raw);
   } catch (cause) {
-    return { ok: false, error: `invalid JSON (${(cause as Error).message})` };
+    return { ok: false, error: `invalid JSON (${errorMessage(cause)})` };
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     return {

@@ -60,7 +60,7 @@ describe('edgerl serve-model', () => {
     });
     const port = await run(['serve-model', '--model', modelDir, '--port', '70000']);
     expect(port.code).toBe(2);
-    expect(port.err).toMatch(/--port must be an integer between 0 and 65535, got "70000"/);
+    expect(port.err).toMatch(/--port must be an integer between 0 and 65535, got 70000/);
   });
 
   it('serves the model and the --adapters directory until SIGTERM', async () => {

@@ -7,6 +7,7 @@ import { prepareSchema } from '../../db/migrate.ts';
 import { openStore } from '../../db/drivers/open-store.ts';
 import type { Store } from '../../db/store.ts';
 import { createTestDatabase, type TestDatabase, testServerUrl } from '../support/open-test-store.ts';
+import { errorMessage } from '../../protocol/error-message.ts';
 
 let database: TestDatabase | undefined;
 let store: Store;
@@ -29,7 +30,7 @@ describe('migrations', () => {
       (caught: unknown) => caught,
     );
     expect(isStoreError(error, 'not-migrated')).toBe(true);
-    expect(String((error as Error).message)).toContain('edgerl db migrate');
+    expect(errorMessage(error)).toContain('edgerl db migrate');
   });
 
   it.runIf(testServerUrl)('refuses to open an unmigrated server store by default', async () => {

@@ -8,7 +8,10 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../cli/main.ts';
-import { parseDuration } from '../../cli/commands/train.ts';
+import { formatDefault } from '../../cli/flags/config-usage.ts';
+import { parseDuration } from '../../cli/train/parse-duration.ts';
+import { configFields } from '../../protocol/config-docs.ts';
+import { trainConfigSchema } from '../../trainer/train/train-config.ts';
 import { writeTinyModelDir } from './support/tiny-policy.ts';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
@@ -53,6 +56,27 @@ describe('edgerl train (command line)', () => {
     expect(stdout).toContain('--sft');
   });
 
+  it('lists every config flag with its default, as the schema has them', async () => {
+    const { stdout } = await run(['--help']);
+    const usage = stdout.replace(/\s+/g, ' ');
+    const flagged = configFields(trainConfigSchema).filter((field) => field.doc.flag !== undefined);
+    expect(flagged.length).toBeGreaterThan(40);
+    for (const { doc, defaultValue } of flagged) {
+      expect(usage, doc.flag).toContain(`--${doc.flag}${doc.arg ? ` ${doc.arg}` : ''} `);
+      if (doc.arg === undefined) continue;
+      const shown = doc.shownDefault ?? (defaultValue === null ? undefined : defaultValue);
+      if (shown !== undefined) {
+        const text = typeof shown === 'string' ? shown : formatDefault(shown);
+        expect(usage, doc.flag).toContain(`default ${text})`);
+      }
+    }
+    // The defaults as the trainer's sources give them (loss-config.ts, fields.ts, lora-settings.ts).
+    expect(usage).toMatch(/--lr X AdamW learning rate, per step \(default 5e-6\)/);
+    expect(usage).toMatch(/--lease-seconds N .*\(default 600\)/);
+    expect(usage).toMatch(/--loss KIND token loss: ppo-clip \| cispo \(default cispo\)/);
+    expect(usage).toMatch(/--policy NAME .*\(or EDGERL_POLICY\)/);
+  });
+
   it('refuses bad input with exit status 2 and a message naming the flag', async () => {
     const cases: [string[], NodeJS.ProcessEnv, RegExp][] = [
       [[], {}, /--policy NAME is required/],
@@ -61,7 +85,17 @@ describe('edgerl train (command line)', () => {
       [
         ['--policy', 'a', '--model', modelDir, '--loss', 'ppo'],
         { EDGERL_INFERENCE_URL: 'http://x/v1' },
-        /lossKind must be one of/,
+        /--loss must be one of ppo-clip, cispo, got "ppo"/,
+      ],
+      [
+        ['--policy', 'a', '--model', modelDir, '--reward', 'judge'],
+        { EDGERL_INFERENCE_URL: 'http://x/v1' },
+        /--reward must be one of ruler, verifier, ruler\+verifier, got "judge"/,
+      ],
+      [
+        ['--policy', 'a', '--model', modelDir, '--groups-per-step', '2.5'],
+        { EDGERL_INFERENCE_URL: 'http://x/v1' },
+        /--groups-per-step must be an integer between 1 and 1000, got 2.5/,
       ],
       [['--policy', 'a', '--model', modelDir, '--lr', 'fast'], {}, /--lr must be a number, got "fast"/],
       [

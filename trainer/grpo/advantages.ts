@@ -9,6 +9,7 @@
 // std is the population std (divide by n), as ART does (OpenPipe/ART src/art/preprocessing/tokenize.py).
 
 export type RewardScaling = 'group' | 'none';
+import { errorMessage } from '../../protocol/error-message.ts';
 
 export interface AdvantageOptions {
   /** 'group': divide by the group's population std (DeepSeekMath); 'none': mean-centre only (Dr. GRPO). */
@@ -82,7 +83,7 @@ export function batchAdvantages<Id>(
     try {
       return { id: group.id, rewards: [...group.rewards], ...groupAdvantages(group.rewards, options) };
     } catch (error) {
-      throw new RangeError(`group ${String(group.id)}: ${(error as Error).message}`, { cause: error });
+      throw new RangeError(`group ${String(group.id)}: ${errorMessage(error)}`, { cause: error });
     }
   });
   return {

@@ -1,46 +1,14 @@
-// The GRPO trainer's loss and optimiser settings: one typed config, each default written once with its
-// meaning and source, and cross-field checks whose messages say how to fix the value. The entry point
-// (CLI flags, a config file) builds the partial input; this module never reads env or flags.
+// The GRPO trainer's loss and optimiser settings as one zod schema: each default written once with its
+// meaning and source, the CLI flag that sets it, and cross-field checks whose messages say how to fix
+// the value. The entry point (CLI flags, a config file) builds the partial input; this never reads env.
+import { z } from 'zod';
+import { documented, parseConfig } from '../../protocol/config-docs.ts';
+import { ConfigError } from '../../protocol/config-error.ts';
+import { numberWhere, oneOf } from '../../protocol/config-fields.ts';
 import type { RewardScaling } from './advantages.ts';
 import type { Aggregation } from './aggregate.ts';
 import type { ClipBounds, LossKind } from './losses.ts';
 import { withoutUndefined } from '../../protocol/without-undefined.ts';
-
-export interface LossConfig {
-  /** Token loss. Default 'cispo': ART's default (src/art/local/backend.py); unlike PPO it never zeroes a
-   *  token's gradient, it bounds the weight (MiniMax-M1 §3.1), which suits edge rollouts that arrive a
-   *  few policy versions late. */
-  readonly lossKind: LossKind;
-  /** Ratio band [1 − low, 1 + high]; defaults per kind in `clipDefaults`. */
-  readonly clip: ClipBounds;
-  /** Default 'token-mean' over the step: DAPO §3.3; TRL's default `dapo`, verl's token-mean. */
-  readonly aggregation: Aggregation;
-  /** Default 'none' (mean-centre only): Dr. GRPO (arXiv:2503.20783) and prime-rl; std division amplifies
-   *  near-ties of an LLM judge. ART, TRL and verl default to 'group'. CLI: --scale-rewards group|none. */
-  readonly scaleRewards: RewardScaling;
-  /** Added to the group std before dividing (only with scaleRewards 'group'). 1e-6: ART. */
-  readonly advantageEps: number;
-  /** k3 KL coefficient against the base model (adapter off). 0: ART, TRL, verl, slime (no reference
-   *  forward pass is needed). */
-  readonly beta: number;
-  /** AdamW learning rate, per step. 5e-6: ART `backend.train` (its PipelineTrainer uses 1e-5). */
-  readonly learningRate: number;
-  /** Decoupled weight decay λ. 0.1: ART's RL optimiser settings (OpenPipe/ART get_model_config.py). */
-  readonly weightDecay: number;
-  /** Adam β1. 0.9: ART / PyTorch. */
-  readonly adamBeta1: number;
-  /** Adam β2. 0.99: ART (PyTorch's 0.999 reacts slower to the shifting RL gradient). */
-  readonly adamBeta2: number;
-  /** Adam ε. 1e-8: PyTorch AdamW default. */
-  readonly adamEps: number;
-  /** Global gradient-norm clip. 1.0: TRL GRPOConfig / transformers TrainingArguments (ART uses 0.1 after
-   *  normalising |A| to 1 per batch, which edgerl does not do). Infinity disables clipping. */
-  readonly maxGradNorm: number;
-  /** Padded tokens (sequences × longest) per forward/backward: bounds activation memory. 8192: an
-   *  edgerl choice sized for a 0.5B model on CPU/wasm; raise it on a GPU. Micro-batches add up to the
-   *  same gradient whatever the size (aggregate.ts). */
-  readonly microBatchTokens: number;
-}
 
 /** Clip bands per loss kind. */
 export const clipDefaults = {
@@ -50,92 +18,168 @@ export const clipDefaults = {
   cispo: { low: 1.0, high: 4.0 },
 } satisfies Record<LossKind, ClipBounds>;
 
-export const lossConfigDefaults = {
-  lossKind: 'cispo',
-  aggregation: 'token-mean',
-  scaleRewards: 'none',
-  advantageEps: 1e-6,
-  beta: 0,
-  learningRate: 5e-6,
-  weightDecay: 0.1,
-  adamBeta1: 0.9,
-  adamBeta2: 0.99,
-  adamEps: 1e-8,
-  maxGradNorm: 1.0,
-  microBatchTokens: 8192,
-} as const satisfies Omit<LossConfig, 'clip'>;
+// Closed lists for validating untyped input; `satisfies Record<…>` makes each one exhaustive.
+const names = <T extends string>(table: Record<T, 1>) => Object.keys(table) as [T, ...T[]];
+const lossKinds = names<LossKind>({ 'ppo-clip': 1, cispo: 1 });
+const aggregations = names<Aggregation>({ 'token-mean': 1, 'sequence-mean': 1 });
+const scalings = names<RewardScaling>({ group: 1, none: 1 });
 
-// Names for validating untyped input; `satisfies Record<…>` makes each list exhaustive.
-const lossKindNames = Object.keys(clipDefaults);
-const aggregationNames = Object.keys({ 'token-mean': 1, 'sequence-mean': 1 } satisfies Record<
-  Aggregation,
-  1
->);
-const scalingNames = Object.keys({ group: 1, none: 1 } satisfies Record<RewardScaling, 1>);
+const loss = 'Loss and optimiser';
+
+const clipSchema = z
+  .strictObject({
+    low: documented(
+      numberWhere(
+        (low) => low >= 0 && low <= 1,
+        'in [0, 1] so the lower ratio bound 1 − low is >= 0',
+      ).optional(),
+      {
+        doc: 'ratio band [1 − low, 1 + high], lower side',
+        shownDefault: 'cispo 1.0, ppo-clip 0.2',
+        flag: 'clip-low',
+        arg: 'X',
+        section: loss,
+      },
+    ),
+    high: documented(
+      numberWhere((high) => high >= 0 && Number.isFinite(high), 'a finite number >= 0').optional(),
+      {
+        doc: 'ratio band [1 − low, 1 + high], upper side',
+        shownDefault: 'cispo 4.0, ppo-clip 0.28',
+        source: 'DAPO clip-higher for ppo-clip; ART for cispo',
+        flag: 'clip-high',
+        arg: 'X',
+        section: loss,
+      },
+    ),
+  })
+  .prefault({});
+
+export const lossConfigSchema = z
+  .strictObject({
+    lossKind: documented(oneOf(lossKinds).default('cispo'), {
+      doc: 'token loss',
+      source:
+        "ART's default (src/art/local/backend.py); unlike PPO it never zeroes a token's gradient, it bounds the weight (MiniMax-M1 §3.1), which suits edge rollouts that arrive a few policy versions late",
+      flag: 'loss',
+      arg: 'KIND',
+      section: loss,
+    }),
+    /** Ratio band; each side defaults to the chosen kind's (`clipDefaults`). */
+    clip: clipSchema,
+    aggregation: documented(oneOf(aggregations).default('token-mean'), {
+      doc: 'how token losses add up to the step loss',
+      source: "DAPO §3.3; TRL's default `dapo`, verl's token-mean",
+      flag: 'aggregation',
+      arg: 'MODE',
+      section: loss,
+    }),
+    scaleRewards: documented(oneOf(scalings).default('none'), {
+      doc: 'none: advantage = reward − group mean; group: also ÷ group std',
+      source:
+        'Dr. GRPO (arXiv:2503.20783) and prime-rl; std division amplifies near-ties of an LLM judge (ART, TRL and verl default to group)',
+      flag: 'scale-rewards',
+      arg: 'MODE',
+      section: 'Rewards and advantages',
+    }),
+    advantageEps: documented(numberWhere((eps) => eps >= 0, '>= 0').default(1e-6), {
+      doc: 'added to the group std before dividing (only with scale-rewards group)',
+      source: 'ART',
+    }),
+    beta: documented(numberWhere((beta) => beta >= 0 && Number.isFinite(beta), '>= 0').default(0), {
+      doc: 'k3 KL coefficient against the base model (adapter off)',
+      source: 'ART, TRL, verl, slime (no reference forward pass is needed)',
+      flag: 'beta',
+      arg: 'X',
+      section: loss,
+    }),
+    learningRate: documented(numberWhere((rate) => rate > 0 && Number.isFinite(rate), '> 0').default(5e-6), {
+      doc: 'AdamW learning rate, per step',
+      source: 'ART `backend.train` (its PipelineTrainer uses 1e-5)',
+      flag: 'lr',
+      arg: 'X',
+      section: loss,
+    }),
+    weightDecay: documented(numberWhere((decay) => decay >= 0, '>= 0').default(0.1), {
+      doc: 'AdamW decoupled weight decay λ',
+      source: "ART's RL optimiser settings (OpenPipe/ART get_model_config.py)",
+      flag: 'weight-decay',
+      arg: 'X',
+      section: loss,
+    }),
+    adamBeta1: documented(numberWhere((beta) => beta >= 0 && beta < 1, 'in [0, 1)').default(0.9), {
+      doc: 'Adam β1',
+      source: 'ART / PyTorch',
+    }),
+    adamBeta2: documented(numberWhere((beta) => beta >= 0 && beta < 1, 'in [0, 1)').default(0.99), {
+      doc: 'Adam β2',
+      source: "ART (PyTorch's 0.999 reacts slower to the shifting RL gradient)",
+    }),
+    adamEps: documented(numberWhere((eps) => eps > 0, '> 0').default(1e-8), {
+      doc: 'Adam ε',
+      source: 'PyTorch AdamW default',
+    }),
+    maxGradNorm: documented(
+      numberWhere((norm) => norm > 0, '> 0 (Infinity disables clipping)').default(1.0),
+      {
+        doc: 'global gradient-norm clip (Infinity: none)',
+        source:
+          'TRL GRPOConfig / transformers TrainingArguments (ART uses 0.1 after normalising |A| to 1 per batch, which edgerl does not do)',
+        flag: 'max-grad-norm',
+        arg: 'X',
+        section: loss,
+      },
+    ),
+    microBatchTokens: documented(
+      numberWhere((tokens) => Number.isInteger(tokens) && tokens > 0, 'an integer > 0').default(8192),
+      {
+        doc: 'padded tokens (sequences × longest) per forward/backward pass: bounds activation memory; micro-batches add up to the same gradient whatever the size (aggregate.ts)',
+        source: 'an edgerl choice sized for a 0.5B model on CPU/wasm; raise it on a GPU',
+        flag: 'micro-batch-tokens',
+        arg: 'N',
+        section: loss,
+      },
+    ),
+  })
+  .superRefine(
+    (config, context) => {
+      const { learningRate, weightDecay } = config;
+      if (
+        typeof learningRate === 'number' &&
+        typeof weightDecay === 'number' &&
+        learningRate * weightDecay >= 1
+      ) {
+        context.addIssue({
+          code: 'custom',
+          path: [],
+          message: `learningRate × weightDecay = ${learningRate * weightDecay} >= 1 would flip the weights' sign each step: lower one of them`,
+        });
+      }
+    },
+    // Cross-field checks run even when a field failed, so every problem is reported at once.
+    { when: () => true },
+  )
+  .transform(({ clip, ...rest }) => ({
+    ...rest,
+    clip: { ...clipDefaults[rest.lossKind], ...withoutUndefined(clip) } as ClipBounds,
+  }));
+
+export type LossConfigInput = z.input<typeof lossConfigSchema>;
+export type LossConfig = z.output<typeof lossConfigSchema>;
 
 /** Bad settings, one message per problem, each naming the field and how to fix it. */
-export class LossConfigError extends Error {
+export class LossConfigError extends ConfigError {
   override readonly name = 'LossConfigError';
-  readonly code = 'invalid_loss_config';
-  constructor(readonly issues: readonly string[]) {
-    super(`invalid loss config: ${issues.join('; ')}`);
+  readonly code = 'invalid-loss-config';
+  constructor(issues: readonly string[]) {
+    super(issues, 'invalid loss config: ');
   }
 }
 
 /** Fills defaults (the clip band from the chosen kind's) and validates; throws LossConfigError. */
-export function resolveLossConfig(input: Partial<LossConfig> = {}): LossConfig {
-  const unknown = Object.keys(input).filter((key) => !(key in lossConfigDefaults) && key !== 'clip');
-  const lossKind = input.lossKind ?? lossConfigDefaults.lossKind;
-  const kindDefaults = clipDefaults[lossKind] ?? clipDefaults[lossConfigDefaults.lossKind];
-  const config: LossConfig = {
-    ...lossConfigDefaults,
-    ...withoutUndefined(input),
-    clip: { ...kindDefaults, ...withoutUndefined(input.clip ?? {}) },
-  };
-  const issues = [...unknown.map((key) => `unknown setting "${key}"`), ...lossConfigIssues(config)];
-  if (issues.length > 0) throw new LossConfigError(issues);
-  return config;
+export function resolveLossConfig(input: LossConfigInput = {}): LossConfig {
+  return parseConfig(lossConfigSchema, input, (issues) => new LossConfigError(issues), 'path');
 }
 
-/** Every problem with a complete config (empty when valid). */
-export function lossConfigIssues(config: LossConfig): string[] {
-  const issues: string[] = [];
-  const oneOf = (field: string, value: string, names: readonly string[]) => {
-    if (!names.includes(value)) issues.push(`${field} must be one of ${names.join(', ')}, got "${value}"`);
-  };
-  oneOf('lossKind', config.lossKind, lossKindNames);
-  oneOf('aggregation', config.aggregation, aggregationNames);
-  oneOf('scaleRewards', config.scaleRewards, scalingNames);
-  const { low, high } = config.clip;
-  if (!(low >= 0 && low <= 1)) {
-    issues.push(`clip.low must be in [0, 1] so the lower ratio bound 1 − low is >= 0, got ${low}`);
-  }
-  if (!(high >= 0 && Number.isFinite(high)))
-    issues.push(`clip.high must be a finite number >= 0, got ${high}`);
-  if (!(config.advantageEps >= 0)) issues.push(`advantageEps must be >= 0, got ${config.advantageEps}`);
-  if (!(config.beta >= 0 && Number.isFinite(config.beta)))
-    issues.push(`beta must be >= 0, got ${config.beta}`);
-  if (!(config.learningRate > 0 && Number.isFinite(config.learningRate))) {
-    issues.push(`learningRate must be > 0, got ${config.learningRate}`);
-  }
-  if (!(config.weightDecay >= 0)) issues.push(`weightDecay must be >= 0, got ${config.weightDecay}`);
-  if (config.learningRate * config.weightDecay >= 1) {
-    issues.push(
-      `learningRate × weightDecay = ${config.learningRate * config.weightDecay} >= 1 would flip the weights' sign ` +
-        'each step: lower one of them',
-    );
-  }
-  if (!(config.adamBeta1 >= 0 && config.adamBeta1 < 1)) {
-    issues.push(`adamBeta1 must be in [0, 1), got ${config.adamBeta1}`);
-  }
-  if (!(config.adamBeta2 >= 0 && config.adamBeta2 < 1)) {
-    issues.push(`adamBeta2 must be in [0, 1), got ${config.adamBeta2}`);
-  }
-  if (!(config.adamEps > 0)) issues.push(`adamEps must be > 0, got ${config.adamEps}`);
-  if (!(config.maxGradNorm > 0))
-    issues.push(`maxGradNorm must be > 0 (Infinity disables clipping), got ${config.maxGradNorm}`);
-  if (!(Number.isInteger(config.microBatchTokens) && config.microBatchTokens > 0)) {
-    issues.push(`microBatchTokens must be an integer > 0, got ${config.microBatchTokens}`);
-  }
-  return issues;
-}
+/** Every default, from the schema (the clip band is the default kind's). */
+export const lossConfigDefaults: LossConfig = resolveLossConfig();

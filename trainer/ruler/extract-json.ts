@@ -1,6 +1,7 @@
 // Finds the JSON inside a judge's free-text answer, for endpoints that cannot be held to JSON output:
 // the whole text, then fenced code blocks, then every balanced {...} / [...] span, with reasoning
 // (<think>…</think>) removed first. Pure; returns candidates, the caller decides which one is the answer.
+import { errorMessage } from '../../protocol/error-message.ts';
 
 /** Candidate JSON texts, most likely first, without duplicates. */
 export function extractJsonCandidates(text: string): string[] {
@@ -31,7 +32,7 @@ export function parseLenientJson(text: string): { ok: true; value: unknown } | {
         // fall through to the original error, which points at the real problem
       }
     }
-    return { ok: false, error: error instanceof Error ? error.message : String(error) };
+    return { ok: false, error: errorMessage(error) };
   }
 }
 

@@ -13,6 +13,7 @@ import type { AdamW, AdamWState } from '../grpo/adamw.ts';
 import type { PolicyModel } from '../../model/policy-model.ts';
 import { decodeSafetensors, encodeSafetensors, type HostTensor } from '../../model/safetensors.ts';
 import type { TrainMode } from './train-config.ts';
+import { errorMessage } from '../../protocol/error-message.ts';
 
 export const checkpointFormatVersion = 1;
 
@@ -225,7 +226,7 @@ async function readJson<T>(path: string): Promise<T> {
   try {
     return JSON.parse(await readFile(path, 'utf8')) as T;
   } catch (error) {
-    throw new Error(`cannot read ${path}: ${(error as Error).message}`, { cause: error });
+    throw new Error(`cannot read ${path}: ${errorMessage(error)}`, { cause: error });
   }
 }
 

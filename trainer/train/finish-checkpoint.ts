@@ -23,6 +23,7 @@ import { abTestName } from './ab-test-name.ts';
 import type { LeaseKeeper } from './lease-keeper.ts';
 import { publishAdapter, type PublishStage } from './publish.ts';
 import type { TrainerSession } from './trainer-session.ts';
+import { errorMessage } from '../../protocol/error-message.ts';
 
 export type FinishOutcome =
   | {
@@ -126,8 +127,7 @@ export async function finishCheckpoint(
   if (!published.ok) {
     const reason = `${published.stage}: ${published.reason}`;
     await recordPublishFailure(db, { versionId: publication.versionId, reason: reason.slice(0, 2000) }).catch(
-      (error: unknown) =>
-        progress.line(`could not record the publication failure: ${(error as Error).message}`),
+      (error: unknown) => progress.line(`could not record the publication failure: ${errorMessage(error)}`),
     );
     session.pending = checkpoint;
     return {
@@ -225,9 +225,7 @@ async function openAbTest(
     );
     return experiment.id;
   } catch (error) {
-    progress.line(
-      `could not open the A/B experiment for ${publication.adapterName}: ${(error as Error).message}`,
-    );
+    progress.line(`could not open the A/B experiment for ${publication.adapterName}: ${errorMessage(error)}`);
     return undefined;
   }
 }

@@ -5,6 +5,7 @@
 // between micro-batches (each awaits a read-back), so a single micro-batch must stay well under the
 // lease. Leaves out claiming (run-cycle.ts).
 import { isStoreError } from '../../db/errors.ts';
+import { errorMessage } from '../../protocol/error-message.ts';
 
 /** Another trainer holds (or a status change ended) a lease this cycle relied on. */
 export class LeaseLostError extends Error {
@@ -70,7 +71,7 @@ export class LeaseKeeper {
         await this.#options.renew(groupIds);
       } catch (error) {
         if (isStoreError(error, 'lease-lost')) this.#lost = error.message;
-        else this.#options.log?.(`lease renewal failed, retrying later: ${(error as Error).message}`);
+        else this.#options.log?.(`lease renewal failed, retrying later: ${errorMessage(error)}`);
       } finally {
         this.#renewing = undefined;
       }

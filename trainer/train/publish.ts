@@ -10,6 +10,7 @@ import { cp, mkdir, rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { assertNever } from '../../protocol/statuses.ts';
 import type { InferenceEndpoint } from './train-config.ts';
+import { errorMessage } from '../../protocol/error-message.ts';
 
 export const publishStages = ['copy', 'load', 'list', 'probe'] as const;
 export type PublishStage = (typeof publishStages)[number];
@@ -41,7 +42,7 @@ export async function publishAdapter(input: PublishInput): Promise<PublishOutcom
   try {
     copied = await copyAdapter(input.sourceDir, localPath);
   } catch (error) {
-    return fail('copy', `cannot copy ${input.sourceDir} to ${localPath}: ${(error as Error).message}`);
+    return fail('copy', `cannot copy ${input.sourceDir} to ${localPath}: ${errorMessage(error)}`);
   }
 
   const call = (path: string, init?: RequestInit) => request(doFetch, input.endpoint, path, init);
@@ -131,7 +132,9 @@ async function request(
     });
   } catch (error) {
     const reason =
-      (error as Error).name === 'TimeoutError' ? `no answer within ${endpoint.timeoutMs} ms` : causeOf(error);
+      error instanceof Error && error.name === 'TimeoutError'
+        ? `no answer within ${endpoint.timeoutMs} ms`
+        : causeOf(error);
     return { ok: false, reason: `${what} to ${endpoint.baseUrl} failed: ${reason}` };
   }
   const text = await response.text().catch(() => '');
@@ -172,5 +175,5 @@ function errorText(text: string): string {
 
 function causeOf(error: unknown): string {
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  return cause?.code ?? cause?.message ?? (error as Error).message;
+  return cause?.code ?? cause?.message ?? errorMessage(error);
 }

@@ -14,6 +14,7 @@ import { prepareStep, trajectoryNotes } from './prepare-step.ts';
 import { formatStepLine, stepRecordMetrics } from './step-summary.ts';
 import { trainStep } from './train-step.ts';
 import type { TrainerSession } from './trainer-session.ts';
+import { errorMessage } from '../../protocol/error-message.ts';
 
 export type CycleReport =
   | { readonly kind: 'idle'; readonly setAside: number }
@@ -148,7 +149,7 @@ export async function runCycle(session: TrainerSession): Promise<CycleReport> {
     await session
       .restore()
       .catch((restoreError: unknown) =>
-        progress.line(`could not reload the last checkpoint: ${(restoreError as Error).message}`),
+        progress.line(`could not reload the last checkpoint: ${errorMessage(restoreError)}`),
       );
     const keep = new Set(session.pending?.state.groupIds ?? []);
     const release = [...keeper.held, ...setAside].filter((groupId) => !keep.has(groupId));

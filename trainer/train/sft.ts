@@ -21,6 +21,7 @@ import { type CycleReport, finishPendingCheckpoint, reportFinish } from './run-c
 import { formatStepLine, sftRecordMetrics } from './step-summary.ts';
 import { trainStep } from './train-step.ts';
 import type { TrainerSession } from './trainer-session.ts';
+import { errorMessage } from '../../protocol/error-message.ts';
 
 const demonstrationSchema = z.object({
   messages: z.array(chatMessageSchema).min(2),
@@ -33,7 +34,7 @@ export async function readDemonstrations(path: string): Promise<TrajectoryInput[
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    throw new Error(`cannot read demonstrations ${path}: ${(error as Error).message}`);
+    throw new Error(`cannot read demonstrations ${path}: ${errorMessage(error)}`);
   }
   const out: TrajectoryInput[] = [];
   text.split('\n').forEach((line, index) => {

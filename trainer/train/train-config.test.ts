@@ -1,9 +1,15 @@
 // resolveTrainConfig: documented defaults, and every cross-field problem reported at once, each naming
 // the flag and how to fix it.
-import { join } from 'node:path';
+import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { projections } from '../../model/hf-config.ts';
-import { resolveTrainConfig, TrainConfigError, type TrainConfigInput } from './train-config.ts';
+import {
+  type RewardMode,
+  resolveTrainConfig,
+  TrainConfigError,
+  type TrainConfigInput,
+} from './train-config.ts';
 
 const minimal: TrainConfigInput = {
   policyName: 'agent',
@@ -79,7 +85,8 @@ describe('resolveTrainConfig', () => {
     const found = issues({
       policyName: 'my agent',
       inference: { baseUrl: '' },
-      reward: 'judge',
+      // Untyped input, as a config file or a flag gives it.
+      reward: 'judge' as RewardMode,
       publish: { abTestWeight: 0.5 },
       lora: { r: 0 },
       loss: { learningRate: -1 },
@@ -87,7 +94,7 @@ describe('resolveTrainConfig', () => {
     });
     expect(found).toEqual(
       expect.arrayContaining([
-        expect.stringMatching(/^loss: learningRate must be > 0/),
+        expect.stringMatching(/^--lr must be > 0, got -1/),
         expect.stringMatching(/^--reward must be one of ruler, verifier, ruler\+verifier, got "judge"/),
         expect.stringMatching(/^--policy must be letters, digits/),
         expect.stringMatching(/^--inference-url \(or EDGERL_INFERENCE_URL\) is required/),
@@ -101,8 +108,36 @@ describe('resolveTrainConfig', () => {
 
   it('names a LoRA init it does not know', () => {
     expect(issues({ lora: { initA: 'xavier' as 'orthogonal' } })).toEqual([
-      '--lora-init-a must be one of kaiming-uniform, orthogonal, got xavier',
+      '--lora-init-a must be one of kaiming-uniform, orthogonal, got "xavier"',
     ]);
+  });
+
+  it('names the allowed values of every union field it refuses', () => {
+    // Untyped input, as a config file or a flag gives it.
+    const bad = (value: string) => value as never;
+    expect(
+      issues({
+        mode: bad('warmup'),
+        loss: { lossKind: bad('ppo'), aggregation: bad('sum'), scaleRewards: bad('std') },
+        sft: { rewardField: bad('judge') },
+      }),
+    ).toEqual([
+      'mode must be one of rl, sft, got "warmup"',
+      '--loss must be one of ppo-clip, cispo, got "ppo"',
+      '--aggregation must be one of token-mean, sequence-mean, got "sum"',
+      '--scale-rewards must be one of group, none, got "std"',
+      '--sft-reward must be one of final, verifier, got "judge"',
+    ]);
+  });
+
+  it('derives the owner from the host and the absolute output directory', () => {
+    const { owner: _owner, ...withoutOwner } = minimal;
+    const config = resolveTrainConfig({ ...withoutOwner, outputDir: 'out/a' });
+    expect(config.owner).toBe(`${hostname()}:${resolve('out/a')}`);
+  });
+
+  it('rejects settings it does not know', () => {
+    expect(issues({ lora: { rank: 4 } as never })).toEqual(['unknown setting "rank" in lora']);
   });
 
   it('wants the OpenAI base URL, with /v1', () => {

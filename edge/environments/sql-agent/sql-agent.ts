@@ -20,6 +20,7 @@ import { formatSqlResult } from './format-sql-result.ts';
 import { sampleSchemaDescription } from './sample-schema.ts';
 import { isQueryFault, isRefusedStatement, refusalOf, sqlStateOf } from './sql-error.ts';
 import { type SqlTask, sqlTasks, sqlTaskSchema } from './sql-tasks.ts';
+import { errorMessage } from '../../../protocol/error-message.ts';
 
 export const sqlAgentLimits = {
   /** Statement timeout: every sample query runs in milliseconds; a second is a runaway (a cross join). */
@@ -29,10 +30,6 @@ export const sqlAgentLimits = {
   /** Rows the verifier compares: beyond any expected answer, small enough to bound a runaway result. */
   verifierMaxRows: 1_000,
 } as const;
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 function requireSql(sql: ReadOnlySql | undefined): ReadOnlySql {
   if (!sql) throw new Error('the sql capability is missing');
@@ -46,7 +43,7 @@ export async function runReadOnlyQuery(sql: ReadOnlySql, text: string, maxRows: 
   try {
     return await sql.query(text, { timeoutMs: sqlAgentLimits.statementTimeoutMs, maxRows });
   } catch (error) {
-    if (isRefusedStatement(error)) throw new ToolRefusal(errorText(error), { cause: error });
+    if (isRefusedStatement(error)) throw new ToolRefusal(errorMessage(error), { cause: error });
     const refusal = refusalOf(sqlStateOf(error), sqlAgentLimits.statementTimeoutMs);
     if (refusal) throw new ToolRefusal(refusal, { cause: error });
     throw error;
@@ -80,7 +77,7 @@ async function verify(input: VerifierInput<SqlTask>, context: VerifierContext): 
     if (isQueryFault(sqlStateOf(error))) {
       return {
         reward: 0,
-        detail: `the final query failed: ${error instanceof Error ? error.message : String(error)}`,
+        detail: `the final query failed: ${errorMessage(error)}`,
       };
     }
     throw error;

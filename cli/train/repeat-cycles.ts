@@ -1,0 +1,53 @@
+// `--every`: a cycle every interval until SIGINT or SIGTERM, which stop it after the current cycle (a
+// second signal exits at once). Exit status 1 when the last cycle failed or its publication did.
+import { errorMessage } from '../../protocol/error-message.ts';
+import type { CycleReport } from '../../trainer/train/run-cycle.ts';
+import { describeCycle } from './describe-cycle.ts';
+
+export async function repeatCycles(
+  cycle: () => Promise<CycleReport>,
+  everyMs: number,
+  stdout: NodeJS.WritableStream,
+  stderr: NodeJS.WritableStream,
+): Promise<number> {
+  let stopping = false;
+  let wake: (() => void) | undefined;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      stderr.write(`edgerl train: ${signal} again, exiting now\n`);
+      process.exit(130);
+    }
+    stopping = true;
+    stderr.write(`edgerl train: ${signal}: stopping after the current cycle\n`);
+    wake?.();
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  let failures = 0;
+  try {
+    while (!stopping) {
+      const started = Date.now();
+      try {
+        const report = await cycle();
+        stdout.write(`${describeCycle(report)}\n`);
+        failures = report.kind === 'publish-failed' ? failures + 1 : 0;
+      } catch (error) {
+        failures += 1;
+        stderr.write(`edgerl train: cycle failed: ${errorMessage(error)}\n`);
+      }
+      const wait = Math.max(0, everyMs - (Date.now() - started));
+      if (stopping) break;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, wait);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    return failures > 0 ? 1 : 0;
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
+}

@@ -1,0 +1,50 @@
+// `edgerl train`'s flags that are not trainer config: the schedule, the store and the compute backend.
+// Documented like the config's fields, so the usage text and the parser come from one table.
+import { z } from 'zod';
+import { backendChoices, backendPreference } from '../../model/backend.ts';
+import { configFields, documented } from '../../protocol/config-docs.ts';
+
+const schedule = 'Schedule';
+const where = 'Where';
+
+export const trainJobSchema = z.strictObject({
+  once: documented(z.boolean().optional(), {
+    doc: 'one cycle, then exit',
+    flagDoc: 'one cycle, then exit (the default)',
+    flag: 'once',
+    sets: true,
+    section: schedule,
+  }),
+  every: documented(z.string().optional(), {
+    doc: 'a cycle every 30s / 15m / 1h until SIGINT or SIGTERM',
+    flag: 'every',
+    arg: 'DURATION',
+    section: schedule,
+  }),
+  databaseUrl: documented(z.string().optional(), {
+    doc: 'postgres://… or memory://; unset: the embedded store',
+    flag: 'database-url',
+    arg: 'URL',
+    env: 'DATABASE_URL',
+    section: where,
+  }),
+  dataDir: documented(z.string().optional(), {
+    doc: "the embedded store's directory",
+    shownDefault: '.edgerl/pgdata',
+    flag: 'data-dir',
+    arg: 'DIR',
+    env: 'EDGERL_DATA_DIR',
+    section: where,
+  }),
+  backend: documented(z.string().optional(), {
+    doc: `compute backend: ${Object.keys(backendChoices).join(' | ')}`,
+    shownDefault: `the first available of ${backendPreference.join(' → ')}`,
+    flag: 'backend',
+    arg: 'NAME',
+    env: 'EDGERL_BACKEND',
+    section: where,
+  }),
+});
+
+export type TrainJobFlags = z.output<typeof trainJobSchema>;
+export const trainJobFields = configFields(trainJobSchema);

@@ -1,0 +1,33 @@
+// The train config's cross-field checks, each message saying how to fix the combination. They run
+// even when a field failed (so every problem is reported at once), hence the type guards.
+import type { z } from 'zod';
+
+interface Partial {
+  readonly publish?: { readonly makeDefault?: unknown; readonly abTestWeight?: unknown };
+  readonly reward?: unknown;
+  readonly rewardWeights?: { readonly judge?: unknown; readonly verifier?: unknown };
+  readonly maxSequenceTokens?: unknown;
+  readonly loss?: { readonly microBatchTokens?: unknown };
+}
+
+export function trainConfigChecks(config: Partial, context: z.RefinementCtx): void {
+  const fail = (message: string) => context.addIssue({ code: 'custom', path: [], message });
+  const { abTestWeight, makeDefault } = config.publish ?? {};
+  if (typeof abTestWeight === 'number' && makeDefault === true) {
+    fail('--ab-test lets the experiment decide which version serves: add --no-default (or drop --ab-test)');
+  }
+  if (
+    config.reward === 'ruler+verifier' &&
+    config.rewardWeights?.judge === 0 &&
+    config.rewardWeights.verifier === 0
+  ) {
+    fail('with --reward ruler+verifier at least one of the judge and verifier weights must be non-zero');
+  }
+  const maxTokens = config.maxSequenceTokens;
+  const microBatch = config.loss?.microBatchTokens;
+  if (typeof maxTokens === 'number' && typeof microBatch === 'number' && maxTokens > microBatch) {
+    fail(
+      `--max-sequence-tokens (${maxTokens}) exceeds --micro-batch-tokens (${microBatch}): a sequence must fit in one micro-batch; raise --micro-batch-tokens`,
+    );
+  }
+}
