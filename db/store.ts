@@ -8,6 +8,15 @@ import type { StoreDb } from './store-db.ts';
 import { type RunReadOnlyQueryInput, runReadOnlyQuery } from './store/run-read-only-query.ts';
 import { storeFunctions } from './store-functions.ts';
 
+// What callers outside db/ may name besides the Store: the types and constants of its functions.
+export type { AbArmOutcomes, AbRewardSource, EndedOutcome } from './store/ab-arm-outcomes.ts';
+export { abRewardSources } from './store/ab-arm-outcomes.ts';
+export { defaultMinSamples } from './store/create-experiment.ts';
+export { defaultLeaseSeconds } from './store/fields.ts';
+export type { AbExperimentView } from './store/get-ab-experiment.ts';
+export type { GroupWithTrajectories } from './store/get-group.ts';
+export { scorableStatuses } from './store/group-transitions.ts';
+
 export const storeDrivers = ['pglite', 'node-postgres', 'neon'] as const;
 export type StoreDriver = (typeof storeDrivers)[number];
 

@@ -1,7 +1,7 @@
 // The A/B report's shapes: what buildAbReport takes (per-arm outcomes, control first) and what it
 // returns (arm summaries, comparisons with the control, a verdict). Types only.
 import type { ExperimentMetric } from '../db/schema/experiments.ts';
-import type { AbArmOutcomes } from '../db/store/ab-arm-outcomes.ts';
+import type { AbArmOutcomes } from '../db/store.ts';
 import type { ExperimentStatus } from '../protocol/statuses.ts';
 import type { DifferenceTest, MeanSummary, ProportionSummary } from './statistics.ts';
 

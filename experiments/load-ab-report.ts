@@ -2,9 +2,7 @@
 // `edgerl ab report`, `edgerl ab promote` and the demo (the statistics are in build-ab-report.ts, which
 // rewards count in success.ts).
 import type { TaskSplit } from '../protocol/statuses.ts';
-import type { Store } from '../db/store.ts';
-import type { AbRewardSource } from '../db/store/ab-arm-outcomes.ts';
-import type { AbExperimentView } from '../db/store/get-ab-experiment.ts';
+import type { AbExperimentView, AbRewardSource, Store } from '../db/store.ts';
 import type { AbReport } from './ab-report.ts';
 import { buildAbReport } from './build-ab-report.ts';
 import { countedRewards } from './success.ts';

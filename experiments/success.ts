@@ -16,7 +16,7 @@
 // 0.7/0.3 a correct answer scores below 1; with 1/1 a wrong one can score 1), so no success rate is
 // reported at all and mean rewards are compared instead (build-ab-report.ts), rather than a count
 // of rewards at or above an arbitrary threshold.
-import type { EndedOutcome } from '../db/store/ab-arm-outcomes.ts';
+import type { EndedOutcome } from '../db/store.ts';
 
 /** The rewards that enter an arm's statistics, in the order given. */
 export function countedRewards(ended: readonly EndedOutcome[]): number[] {

@@ -1,4 +1,5 @@
 // Checks the layout's import rules (docs/architecture.md): which top-level packages may import which,
+// that only db/ reaches the store's query functions (others use the Store),
 // that the edge's core never imports its runtime entries, that Worker-safe code reaches no Node
 // built-ins or process state, and that there are no import cycles. Reads imports with a regex (enough
 // for our own sources; which packages a Worker bundle reaches is test/edge/worker-bundle.test.ts).
@@ -24,6 +25,14 @@ const allowed: Record<string, readonly string[]> = {
 
 /** Unit tests beside the code may also use the shared test helpers and fixtures. */
 const testHelpers = 'test';
+
+/**
+ * The store's query functions: outside db/ they are reached only through the Store object (db/store.ts),
+ * which maps driver errors in one place and runs them inside `store.transaction`. Tests and benches may
+ * reach in.
+ */
+const storeInternals = 'db/store';
+const mayReachStoreInternals = ['db', 'test', 'bench'];
 
 /** The edge's runtime entries (Workers, Node, the dev tunnel): they import the core, never the reverse. */
 const edgeRuntime = 'edge/runtime';
@@ -65,6 +74,9 @@ function checkImport(file: string, target: string): string | undefined {
   const from = packageOf(file);
   const to = packageOf(target);
   if (!(to in allowed)) return undefined;
+  if (within(target, storeInternals) && !mayReachStoreInternals.includes(from) && !isTest(file)) {
+    return `${rel(file)} imports ${rel(target)}: outside db/, use the Store (db/store.ts), not db/store/*.ts`;
+  }
   if (from === to) {
     if (from === 'edge' && within(target, edgeRuntime) && !within(file, edgeRuntime) && !isTest(file)) {
       return `${rel(file)} imports ${rel(target)}: the edge's core may not import ${edgeRuntime}/`;

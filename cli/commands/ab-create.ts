@@ -2,8 +2,7 @@
 // versions of one policy. The first arm is the control. The sample size the report waits for is
 // --min-samples, or sized from --baseline/--min-effect for a success metric, or 100 per arm.
 import { type ExperimentMetric, experimentMetrics } from '../../db/schema/experiments.ts';
-import { defaultMinSamples } from '../../db/store/create-experiment.ts';
-import { resolveVersionRef } from '../../db/store/resolve-version-ref.ts';
+import { defaultMinSamples } from '../../db/store.ts';
 import { sampleSizeForProportions } from '../../experiments/statistics.ts';
 import { type CommandInput, defineCommand, stringFlag, UsageError } from '../command.ts';
 import { onePositional, urlOption, urlUsage, withAbStore } from './ab-store.ts';
@@ -57,7 +56,7 @@ export const abCreateCommand = defineCommand({
     const description = stringFlag(values, 'description');
     const created = await withAbStore({ values, env }, async (store) => {
       const versions = [];
-      for (const arm of arms) versions.push(await resolveVersionRef(store.db, arm.version));
+      for (const arm of arms) versions.push(await store.resolveVersionRef(arm.version));
       return store.createExperiment({
         name,
         metric,

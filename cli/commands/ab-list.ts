@@ -1,6 +1,5 @@
 // `edgerl ab list`: experiments, newest first, with their arms, weights and rewarded trajectories.
 import { experimentStatuses } from '../../protocol/statuses.ts';
-import { listAbExperiments } from '../../db/store/list-ab-experiments.ts';
 import { defineCommand, stringFlag, UsageError } from '../command.ts';
 import { urlOption, urlUsage, withAbStore } from './ab-store.ts';
 
@@ -24,7 +23,7 @@ ${urlUsage}`,
       throw new UsageError(`--status must be one of ${experimentStatuses.join(', ')}, got "${rawStatus}"`);
     }
     const listings = await withAbStore({ values, env }, (store) =>
-      listAbExperiments(store.db, status ? { status } : {}),
+      store.listAbExperiments(status ? { status } : {}),
     );
     if (values.json) {
       stdout.write(`${JSON.stringify(listings, null, 2)}\n`);

@@ -2,7 +2,6 @@
 // naming the policy but no version get), the experiment stops, and the change is recorded so that
 // `edgerl ab rollback POLICY` can undo it. Promoting against the report's verdict is allowed (people
 // decide), but the command says so on stderr.
-import { promoteArm } from '../../db/store/promote-arm.ts';
 import { loadAbReport } from '../../experiments/load-ab-report.ts';
 import { promoteWarning } from '../../experiments/promote-warning.ts';
 import { defineCommand, UsageError } from '../command.ts';
@@ -40,7 +39,7 @@ ${urlUsage}`,
       }
       const warning = promoteWarning(report, arm.name);
       return {
-        result: await promoteArm(store.db, { experimentId: view.experiment.id, armId: arm.id }),
+        result: await store.promoteArm({ experimentId: view.experiment.id, armId: arm.id }),
         warning,
       };
     });

@@ -1,7 +1,5 @@
 // `edgerl ab rollback POLICY`: undoes the policy's latest promote that has not been undone, restoring
 // the default version it replaced. Repeating it steps further back through the promotes.
-import { getPolicy } from '../../db/store/policies.ts';
-import { rollbackDefaultVersion } from '../../db/store/rollback-default-version.ts';
 import { defineCommand } from '../command.ts';
 import { onePositional, urlOption, urlUsage, withAbStore } from './ab-store.ts';
 
@@ -20,8 +18,8 @@ ${urlUsage}`,
   async run({ values, positionals, env, stdout }) {
     const policyName = onePositional(positionals, 'policy name', 'edgerl ab rollback POLICY');
     const result = await withAbStore({ values, env }, async (store) => {
-      const policy = await getPolicy(store.db, { policyName });
-      return rollbackDefaultVersion(store.db, { policyId: policy.id });
+      const policy = await store.getPolicy({ policyName });
+      return store.rollbackDefaultVersion({ policyId: policy.id });
     });
     stdout.write(
       `${result.policyName}: default version is now ${result.to.adapterName} again (rolled back from ${result.from.adapterName})\n`,

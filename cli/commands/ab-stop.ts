@@ -1,6 +1,5 @@
 // `edgerl ab stop NAME`: the experiment stops taking traffic (the edge refuses requests naming a
 // stopped experiment); its trajectories stay, so `edgerl ab report` still works.
-import { stopExperiment } from '../../db/store/experiments.ts';
 import { defineCommand } from '../command.ts';
 import { onePositional, urlOption, urlUsage, withAbStore } from './ab-store.ts';
 
@@ -20,7 +19,7 @@ ${urlUsage}`,
     const name = onePositional(positionals, 'experiment name', 'edgerl ab stop NAME');
     const { before, after } = await withAbStore({ values, env }, async (store) => {
       const { experiment } = await store.getAbExperiment(name);
-      return { before: experiment, after: await stopExperiment(store.db, experiment.id) };
+      return { before: experiment, after: await store.stopExperiment(experiment.id) };
     });
     const when = after.stoppedAt?.toISOString() ?? 'now';
     stdout.write(

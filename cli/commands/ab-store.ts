@@ -1,7 +1,6 @@
 // What the `edgerl ab` commands share: the --url flag, opening the store for one command (the
 // embedded store migrates itself; a server must be migrated), and store errors (including constraint
-// violations from a concurrent writer) reported by their message.
-import { toStoreError } from '../../db/database-errors.ts';
+// violations from a concurrent writer, mapped by the Store) reported by their message.
 import { openStore } from '../../db/drivers/open-store.ts';
 import { storeConfigFromEnv } from '../../db/drivers/store-config.ts';
 import type { Store } from '../../db/store.ts';
@@ -20,8 +19,6 @@ export async function withAbStore<T>(
   const store = await openStore({ url: config.url, dataDir: config.dataDir });
   try {
     return await work(store);
-  } catch (error) {
-    throw toStoreError(error);
   } finally {
     await store.close();
   }

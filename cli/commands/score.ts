@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { openStore } from '../../db/drivers/open-store.ts';
 import { storeConfigFromEnv } from '../../db/drivers/store-config.ts';
-import { scorableStatuses } from '../../db/store/group-transitions.ts';
+import { scorableStatuses } from '../../db/store.ts';
 import { formatScoreReport } from '../../trainer/ruler/format-score-report.ts';
 import { createJudgeClient } from '../../trainer/ruler/judge-client.ts';
 import { loadJudgeGroup } from '../../trainer/ruler/load-judge-group.ts';

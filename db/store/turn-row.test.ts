@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Turn } from '../../protocol/turn.ts';
 import type { TurnRow } from '../schema/turns.ts';
-import { sameJson } from './same-json.ts';
 import { toTurnRow, turnDifference } from './turn-row.ts';
 
 const turn: Turn = {
@@ -32,14 +31,5 @@ describe('turnDifference', () => {
     expect(turnDifference(stored({ content: '' }), turn)).toBe('content');
     expect(turnDifference(stored({ servedBy: 'agent@1' }), turn)).toBe('servedBy');
     expect(turnDifference(stored({ toolCalls: null }), turn)).toBe('toolCalls');
-  });
-});
-
-describe('sameJson', () => {
-  it('ignores key order and undefined keys but not array order', () => {
-    expect(sameJson({ a: 1, b: undefined }, { a: 1 })).toBe(true);
-    expect(sameJson([1, 2], [2, 1])).toBe(false);
-    expect(sameJson(null, undefined)).toBe(true);
-    expect(sameJson({ a: [{ c: 1, d: 2 }] }, { a: [{ d: 2, c: 1 }] })).toBe(true);
   });
 });

@@ -3,7 +3,7 @@
 import type { Turn } from '../../protocol/turn.ts';
 import type { turns } from '../schema/turns.ts';
 import type { TurnRow } from '../schema/turns.ts';
-import { sameJson } from './same-json.ts';
+import { jsonEqual } from '../../protocol/canonical-json.ts';
 
 export type NewTurnRow = typeof turns.$inferInsert;
 
@@ -45,5 +45,5 @@ const comparedFields = [
 /** The name of the first field that differs, or undefined when the append repeats the stored turn. */
 export function turnDifference(stored: TurnRow, turn: Turn): string | undefined {
   const incoming = toTurnRow(turn);
-  return comparedFields.find((field) => !sameJson(stored[field], incoming[field]));
+  return comparedFields.find((field) => !jsonEqual(stored[field], incoming[field]));
 }

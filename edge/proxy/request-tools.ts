@@ -3,7 +3,7 @@
 // stored). Pure; the write is the caller's.
 import { type ToolSpec, toolSpecListSchema } from '../../protocol/chat.ts';
 import { formatIssues } from '../../protocol/format-issues.ts';
-import { sameJson } from '../../db/store/same-json.ts';
+import { jsonEqual } from '../../protocol/canonical-json.ts';
 import { invalidField } from '../http/api-error.ts';
 
 /**
@@ -17,5 +17,5 @@ export function requestTools(requested: unknown, stored: readonly ToolSpec[] | n
   const parsed = toolSpecListSchema.safeParse(requested);
   if (!parsed.success) throw invalidField('tools', formatIssues(parsed.error));
   if (parsed.data.length === 0 && stored !== null) return undefined;
-  return stored !== null && sameJson(stored, parsed.data) ? undefined : parsed.data;
+  return stored !== null && jsonEqual(stored, parsed.data) ? undefined : parsed.data;
 }

@@ -10,7 +10,7 @@
 import { formatIssues } from '../../protocol/format-issues.ts';
 import { isStoreError } from '../../db/errors.ts';
 import type { Store } from '../../db/store.ts';
-import { sameJson } from '../../db/store/same-json.ts';
+import { jsonEqual } from '../../protocol/canonical-json.ts';
 import type { Environment, EnvironmentTask } from '../environments/environment.ts';
 import { EpisodeSetupError } from '../episode/episode-setup-error.ts';
 import type { EpisodeDeps } from '../episode/run-episode.ts';
@@ -76,7 +76,8 @@ export async function runQueuedEpisode(
   // The episode is offered the tools of the code running it: if they changed since its rollout
   // started (a deploy while it was queued), those are what training must render.
   const tools = setup.environment.tools.map((tool) => tool.spec);
-  if (!resumed && !sameJson(trajectory.tools, tools)) await store.setTrajectoryTools({ trajectoryId, tools });
+  if (!resumed && !jsonEqual(trajectory.tools, tools))
+    await store.setTrajectoryTools({ trajectoryId, tools });
   // A cancelled run (the edge is stopping) leaves the trajectory running, to resume on the next start.
   const sink = new StoreTrajectorySink(store, trajectoryId, () => context.signal?.aborted === true);
   let result: Awaited<ReturnType<typeof runEpisode>>;

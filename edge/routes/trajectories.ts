@@ -5,7 +5,6 @@ import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
 import { endStatuses, refineEndReason } from '../../protocol/finish.ts';
-import { turnsAfter } from '../../db/store/turns-after.ts';
 import type { EdgeEnv } from '../app-env.ts';
 import { invalidField } from '../http/api-error.ts';
 import { parseBody, parseValue } from '../http/parse-body.ts';
@@ -112,7 +111,7 @@ export function trajectoryRoutes(deps: TrajectoryRouteDeps) {
         lastEventId !== undefined && /^\d+$/.test(lastEventId) ? Number(lastEventId) : undefined;
       let after = resumeAt ?? query.after ?? -1;
       // 404 before the stream starts, while a status can still be sent.
-      await turnsAfter(c.var.store.db, { trajectoryId: id, afterIndex: after, limit: 1 });
+      await c.var.store.turnsAfter({ trajectoryId: id, afterIndex: after, limit: 1 });
       // The stream outlives the handler: keep the request's store until it ends.
       const letGo = c.var.keepStore();
       const store = c.var.store;
@@ -124,7 +123,7 @@ export function trajectoryRoutes(deps: TrajectoryRouteDeps) {
         const started = Date.now();
         try {
           while (open) {
-            const { trajectory, turns } = await turnsAfter(store.db, {
+            const { trajectory, turns } = await store.turnsAfter({
               trajectoryId: id,
               afterIndex: after,
             });

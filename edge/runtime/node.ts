@@ -7,7 +7,6 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { type OpenStoreOptions, openStore } from '../../db/drivers/open-store.ts';
 import type { Store } from '../../db/store.ts';
-import { unfinishedRollouts } from '../../db/store/unfinished-rollouts.ts';
 import { createApp, type EdgeApp, type EdgeLimits } from '../app.ts';
 import type { EdgeConfig } from '../edge-config.ts';
 import type { Environment } from '../environments/environment.ts';
@@ -114,7 +113,7 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
   });
   let resumed = 0;
   if (options.resumeUnfinished ?? store.driver === 'pglite') {
-    const unfinished = await unfinishedRollouts(store.db);
+    const unfinished = await store.unfinishedRollouts();
     await queue.dispatch(unfinished.map((entry) => episodeMessage(entry.groupId, entry.trajectoryId)));
     resumed = unfinished.length;
     if (resumed > 0) log(`resuming ${resumed} unfinished episode(s)`);

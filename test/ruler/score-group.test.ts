@@ -5,7 +5,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../protocol/chat.ts';
-import { canonicalJson } from '../../trainer/ruler/canonical-json.ts';
+import { canonicalJson } from '../../protocol/canonical-json.ts';
 import { createJudgeClient, type JudgeClient } from '../../trainer/ruler/judge-client.ts';
 import type { JudgeGroup } from '../../trainer/ruler/judge-group.ts';
 import { createMemoryRulerCache } from '../../trainer/ruler/ruler-cache.ts';

@@ -5,7 +5,7 @@
 // edgerl's own. Left out: shuffling and labelling (plan-orderings.ts), identical-group handling
 // (score-group.ts).
 import type { ChatMessage, ToolSpec } from '../../protocol/chat.ts';
-import { canonicalJson } from './canonical-json.ts';
+import { canonicalJson } from '../../protocol/canonical-json.ts';
 
 /** Bump whenever the text below changes: it is part of the cache key, so old cached scores expire. */
 export const JUDGE_PROMPT_VERSION = 1;

@@ -2,7 +2,7 @@
 // rubrics can be told apart) and the group's cache key. SHA-256 through WebCrypto, which Node ≥ 20 and
 // Cloudflare Workers both provide as `crypto.subtle`; no Node imports.
 import type { ToolSpec } from '../../protocol/chat.ts';
-import { canonicalJson } from './canonical-json.ts';
+import { canonicalJson } from '../../protocol/canonical-json.ts';
 import type { JudgeTrajectory } from './judge-group.ts';
 
 export async function sha256Hex(text: string): Promise<string> {

@@ -6,7 +6,7 @@
 import { formatIssues } from '../../protocol/format-issues.ts';
 import { realSleep } from '../../protocol/openai/real-sleep.ts';
 import { buildJudgePrompt, JUDGE_PROMPT_VERSION } from './build-judge-prompt.ts';
-import { canonicalJson } from './canonical-json.ts';
+import { canonicalJson } from '../../protocol/canonical-json.ts';
 import { DEFAULT_RUBRIC } from './default-rubric.ts';
 import { groupHash as hashGroup, rubricHash as hashRubric } from './group-hash.ts';
 import type { JudgeClient } from './judge-client.ts';

@@ -9,9 +9,6 @@
 // A failed publication stops after 4 with the reason on the version; the previous version keeps
 // serving and the next cycle tries again before training anything new.
 import { isStoreError } from '../../db/errors.ts';
-import { reclaimGroups } from '../../db/store/owner-leases.ts';
-import { commitTrainingCycle, recordPublishFailure } from '../../db/store/training-cycle.ts';
-import { toStoreError } from '../../db/database-errors.ts';
 import {
   type Checkpoint,
   discardCheckpoint,
@@ -50,18 +47,15 @@ export async function finishCheckpoint(
 ): Promise<FinishOutcome> {
   const { config, deps } = session;
   const { store, progress } = deps;
-  const db = store.db;
   let checkpoint = start;
   const { state } = checkpoint;
 
   // 1. The groups these weights include.
   if (state.groupIds.length > 0) {
-    const { lost, claimed } = await reclaimGroups(db, {
+    const { lost, claimed } = await store.reclaimGroups({
       owner: config.owner,
       groupIds: state.groupIds,
       leaseSeconds: config.leaseSeconds,
-    }).catch((error: unknown) => {
-      throw toStoreError(error);
     });
     if (lost.length > 0) {
       const reason = `its groups were taken meanwhile (${lost.map((loss) => `${loss.groupId} ${loss.why}`).join('; ')})`;
@@ -126,9 +120,11 @@ export async function finishCheckpoint(
   });
   if (!published.ok) {
     const reason = `${published.stage}: ${published.reason}`;
-    await recordPublishFailure(db, { versionId: publication.versionId, reason: reason.slice(0, 2000) }).catch(
-      (error: unknown) => progress.line(`could not record the publication failure: ${errorMessage(error)}`),
-    );
+    await store
+      .recordPublishFailure({ versionId: publication.versionId, reason: reason.slice(0, 2000) })
+      .catch((error: unknown) =>
+        progress.line(`could not record the publication failure: ${errorMessage(error)}`),
+      );
     session.pending = checkpoint;
     return {
       kind: 'publish-failed',
@@ -142,7 +138,7 @@ export async function finishCheckpoint(
   // 5. One transaction.
   if (state.groupIds.length > 0) await keeper.ensure();
   try {
-    await commitTrainingCycle(db, {
+    await store.commitTrainingCycle({
       owner: config.owner,
       versionId: publication.versionId,
       adapterUri: published.adapterPath,
@@ -153,12 +149,11 @@ export async function finishCheckpoint(
       trajectoryNotes: state.trajectoryNotes,
     });
   } catch (error) {
-    const mapped = toStoreError(error);
-    if (isStoreError(mapped, 'lease-lost')) {
-      await discard(session, checkpoint, [], `lost its groups before commit: ${mapped.message}`);
-      return { kind: 'discarded', reason: mapped.message };
+    if (isStoreError(error, 'lease-lost')) {
+      await discard(session, checkpoint, [], `lost its groups before commit: ${error.message}`);
+      return { kind: 'discarded', reason: error.message };
     }
-    throw mapped;
+    throw error;
   }
   keeper.drop(state.groupIds);
 

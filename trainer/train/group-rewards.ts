@@ -4,8 +4,7 @@
 // trajectories count (ruler/usable-trajectory.ts, the rule RULER's loadJudgeGroup applies too: no
 // infrastructure `error`, some turns). Writes go through RULER's store sink and setFinalRewards, so
 // the store shows the reward each trajectory was trained with.
-import type { GroupWithTrajectories } from '../../db/store/get-group.ts';
-import type { Store } from '../../db/store.ts';
+import type { GroupWithTrajectories, Store } from '../../db/store.ts';
 import { assertNever } from '../../protocol/statuses.ts';
 import type { JudgeClient } from '../ruler/judge-client.ts';
 import type { RulerCache } from '../ruler/ruler-cache.ts';

@@ -4,9 +4,6 @@
 // "trained" before the checkpoint holding it is on disk and the adapter serves; a failure or kill
 // anywhere before leaves the groups to be taken again (the checkpoint, if written, is finished on the
 // next run instead of training its groups again). Leaves out SFT (sft.ts) and scheduling (the CLI).
-import { commitTrainingCycle } from '../../db/store/training-cycle.ts';
-import { toStoreError } from '../../db/database-errors.ts';
-import { releaseOwnerLeases } from '../../db/store/owner-leases.ts';
 import { type StepRecord, writeCheckpoint } from './checkpoint.ts';
 import { type FinishOutcome, finishCheckpoint } from './finish-checkpoint.ts';
 import { LeaseKeeper } from './lease-keeper.ts';
@@ -35,11 +32,7 @@ export async function runCycle(session: TrainerSession): Promise<CycleReport> {
   try {
     // Leases this owner holds but no checkpoint accounts for (a run killed mid-step): hand them back.
     const keep = session.pending?.state.groupIds ?? [];
-    const released = await releaseOwnerLeases(store.db, { owner: config.owner, except: keep }).catch(
-      (error: unknown) => {
-        throw toStoreError(error);
-      },
-    );
+    const released = await store.releaseOwnerLeases({ owner: config.owner, except: keep });
     if (released.length > 0)
       progress.line(`released ${released.length} group(s) an earlier run had claimed but not trained`);
 
@@ -104,13 +97,11 @@ export async function runCycle(session: TrainerSession): Promise<CycleReport> {
     await keeper.ensure();
     if (steps.length === 0) {
       // Only groups without signal: nothing to publish, but they are consumed and say why.
-      await commitTrainingCycle(store.db, {
+      await store.commitTrainingCycle({
         owner: config.owner,
         ...(session.lineage.trainingRunId ? { trainingRunId: session.lineage.trainingRunId } : {}),
         groupIds: consumed,
         groupReasons: reasons,
-      }).catch((error: unknown) => {
-        throw toStoreError(error);
       });
       keeper.drop(consumed);
       progress.line(

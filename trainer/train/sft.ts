@@ -7,8 +7,6 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { chatMessageSchema, toolSpecSchema } from '../../protocol/chat.ts';
 import { formatIssues } from '../../protocol/format-issues.ts';
-import { selectTrajectories } from '../../db/store/select-trajectories.ts';
-import { toStoreError } from '../../db/database-errors.ts';
 import { createRng } from '../../model/rng.ts';
 import { buildBatch, type TrajectoryInput } from './build-batch.ts';
 import { type StepRecord, writeCheckpoint } from './checkpoint.ts';
@@ -155,14 +153,12 @@ export async function runSft(session: TrainerSession): Promise<CycleReport> {
 async function gatherData(session: TrainerSession): Promise<TrajectoryInput[]> {
   const { config, deps } = session;
   const { sft } = config;
-  const rows = await selectTrajectories(deps.store.db, {
+  const rows = await deps.store.selectTrajectories({
     reward: sft.rewardField,
     minReward: sft.minReward,
     policyId: session.policy.id,
     limit: sft.limit,
     ...(sft.env ? { env: sft.env } : {}),
-  }).catch((error: unknown) => {
-    throw toStoreError(error);
   });
   const inputs: TrajectoryInput[] = [];
   for (const row of rows) {
