@@ -9,14 +9,12 @@ import { isStoreError } from '../../db/errors.ts';
 import type { Store } from '../../db/store.ts';
 import type { ChatMessage } from '../../protocol/chat.ts';
 import type { TurnInput } from '../../protocol/turn.ts';
-import type { AssistantTurnMetadata } from '../../protocol/turn-metadata.ts';
-import { assistantTurn, withToolCallIds } from '../episode/assistant-turn.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 import { ApiError, invalidField } from '../http/api-error.ts';
-import { toPolicyResponse } from '../policy/to-policy-response.ts';
 import { proxyModel } from '../routing/proxy-model.ts';
 import { type ClientAsked, clientChunk, clientResponse } from './client-response.ts';
 import { newMessages } from './new-messages.ts';
+import { promptTurn, replyTurn } from './proxy-turns.ts';
 import { requestTools } from './request-tools.ts';
 import { type ProxyRequest, toChatMessage } from './proxy-request.ts';
 import { SseParser } from './sse-parser.ts';
@@ -240,67 +238,6 @@ async function recordStream(
   })();
   const body = readable;
   return { status: 200, contentType: 'text/event-stream', body, turnIndex: index, model };
-}
-
-/** The stored assistant turn for a completion, and the tool-call ids it was stored with. */
-function replyTurn(
-  call: ProxyCall,
-  json: Record<string, unknown>,
-  model: string,
-  index: number,
-  latencyMs: number,
-): { turn: TurnInput; toolCallIds: string[] } {
-  const { request, trajectoryId } = call;
-  try {
-    const response = toPolicyResponse(json, { model, latencyMs });
-    const message = withToolCallIds(response.message, index);
-    const maxTokens = request.max_completion_tokens ?? request.max_tokens ?? undefined;
-    const built = assistantTurn(response, message, {
-      trajectoryId,
-      index,
-      // What the client asked for; a temperature it left out is the API's default, 1.
-      sampling: { temperature: request.temperature ?? 1, ...(maxTokens !== undefined ? { maxTokens } : {}) },
-      attempts: 1,
-      recordedBy: 'proxy',
-    });
-    const metadata: AssistantTurnMetadata = {
-      ...built.metadata,
-      ...(request.stream ? { streamed: true } : {}),
-    };
-    return {
-      turn: { ...built, metadata },
-      toolCallIds: (message.tool_calls ?? []).map((toolCall) => toolCall.id),
-    };
-  } catch (error) {
-    throw new ApiError('bad-gateway', `inference endpoint: ${errorMessage(error)}`, { cause: error });
-  }
-}
-
-/** An assistant message the client sent: recorded as it came, not sampled here. */
-const clientAssistantMetadata: AssistantTurnMetadata = { recordedBy: 'proxy', fromClient: true };
-
-function promptTurn(trajectoryId: string, index: number, message: ChatMessage): TurnInput {
-  switch (message.role) {
-    case 'assistant':
-      return {
-        trajectoryId,
-        index,
-        role: 'assistant',
-        content: message.content,
-        ...(message.tool_calls ? { toolCalls: message.tool_calls } : {}),
-        metadata: clientAssistantMetadata,
-      };
-    case 'tool':
-      return {
-        trajectoryId,
-        index,
-        role: 'tool',
-        content: message.content,
-        toolCallId: message.tool_call_id,
-      };
-    default:
-      return { trajectoryId, index, role: message.role, content: message.content };
-  }
 }
 
 async function appendAll(store: Store, turns: readonly TurnInput[]): Promise<void> {
