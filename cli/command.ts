@@ -4,11 +4,8 @@ import type { ParseArgsConfig } from 'node:util';
 
 export type OptionSpec = NonNullable<ParseArgsConfig['options']>;
 
+/** What a command does; its name and one-line summary are in the table in cli/commands.ts. */
 export interface Command {
-  /** Words that select the command, e.g. `['db', 'migrate']`. */
-  readonly name: readonly string[];
-  /** One line for the command list. */
-  readonly summary: string;
   /** Usage text shown by `--help`: the synopsis and one line per option. */
   readonly usage: string;
   readonly options: OptionSpec;

@@ -1,35 +1,102 @@
-// The closed list of `edgerl` commands. Each lives in its own file under cli/commands/.
+// The closed table of `edgerl` commands: the words that select each, its line in the command list, and
+// how to load it. Modules load on demand, so a call pays only for the command it runs (TensorFlow.js,
+// the trainer and the edge app stay unloaded for `edgerl db migrate`). What a command does is in its file.
 import type { Command } from './command.ts';
-import { abCreateCommand } from './commands/ab-create.ts';
-import { abListCommand } from './commands/ab-list.ts';
-import { abPromoteCommand } from './commands/ab-promote.ts';
-import { abReportCommand } from './commands/ab-report.ts';
-import { abRollbackCommand } from './commands/ab-rollback.ts';
-import { abStopCommand } from './commands/ab-stop.ts';
-import { dbMigrateCommand } from './commands/db-migrate.ts';
-import { demoCommand } from './commands/demo.ts';
-import { edgeCommand } from './commands/edge.ts';
-import { modelInitCommand } from './commands/model-init.ts';
-import { rolloutCommand } from './commands/rollout.ts';
-import { scoreCommand } from './commands/score.ts';
-import { serveModelCommand } from './commands/serve-model.ts';
-import { sqlCommand } from './commands/sql.ts';
-import { trainCommand } from './commands/train.ts';
 
-export const commands: readonly Command[] = [
-  demoCommand,
-  dbMigrateCommand,
-  sqlCommand,
-  scoreCommand,
-  modelInitCommand,
-  serveModelCommand,
-  trainCommand,
-  edgeCommand,
-  rolloutCommand,
-  abCreateCommand,
-  abListCommand,
-  abReportCommand,
-  abStopCommand,
-  abPromoteCommand,
-  abRollbackCommand,
+export interface CommandEntry {
+  /** Words that select the command, e.g. `['db', 'migrate']`. */
+  readonly name: readonly string[];
+  /** One line for the command list. */
+  readonly summary: string;
+  /** Imports the command's module; only the command that runs is loaded. */
+  load(): Promise<Command>;
+}
+
+export const commands: readonly CommandEntry[] = [
+  {
+    name: ['demo'],
+    summary: 'Run the whole loop on this machine and show the agent learning (offline, ~10 min)',
+    load: () => import('./commands/demo.ts').then((m) => m.demoCommand),
+  },
+  {
+    name: ['db', 'migrate'],
+    summary: 'Apply the trajectory store migrations to the configured database',
+    load: () => import('./commands/db-migrate.ts').then((m) => m.dbMigrateCommand),
+  },
+  {
+    name: ['sql'],
+    summary: 'Run a SQL query against the trajectory store and print the result',
+    load: () => import('./commands/sql.ts').then((m) => m.sqlCommand),
+  },
+  {
+    name: ['score'],
+    summary: 'Score one rollout group with RULER (LLM judge) and record the scores',
+    load: () => import('./commands/score.ts').then((m) => m.scoreCommand),
+  },
+  {
+    name: ['model', 'init'],
+    summary: 'Write a tiny random Qwen2/Llama model directory (weights + tokenizer) for tests and demos',
+    load: () => import('./commands/model-init.ts').then((m) => m.modelInitCommand),
+  },
+  {
+    name: ['serve-model'],
+    summary:
+      'Serve a model and its LoRA adapters with a vLLM-compatible OpenAI API (chat, completions, LoRA)',
+    load: () => import('./commands/serve-model.ts').then((m) => m.serveModelCommand),
+  },
+  {
+    name: ['train'],
+    summary: "Train the policy's LoRA adapter with GRPO on scored groups (or SFT) and publish it",
+    load: () => import('./commands/train.ts').then((m) => m.trainCommand),
+  },
+  {
+    name: ['edge'],
+    summary: 'Run the edge (rollouts API, recording proxy, A/B routing) in Node, or the Worker via wrangler',
+    load: () => import('./commands/edge.ts').then((m) => m.edgeCommand),
+  },
+  {
+    name: ['rollout'],
+    summary: 'Start rollout groups through an edge and follow them until they finish',
+    load: () => import('./commands/rollout.ts').then((m) => m.rolloutCommand),
+  },
+  {
+    name: ['ab', 'create'],
+    summary: 'Start an A/B experiment between policy versions',
+    load: () => import('./commands/ab-create.ts').then((m) => m.abCreateCommand),
+  },
+  {
+    name: ['ab', 'list'],
+    summary: 'List A/B experiments with their arms and sample counts',
+    load: () => import('./commands/ab-list.ts').then((m) => m.abListCommand),
+  },
+  {
+    name: ['ab', 'report'],
+    summary: 'Compare the arms of an A/B experiment and say which version to keep',
+    load: () => import('./commands/ab-report.ts').then((m) => m.abReportCommand),
+  },
+  {
+    name: ['ab', 'stop'],
+    summary: 'Stop an A/B experiment: no more traffic is routed to it',
+    load: () => import('./commands/ab-stop.ts').then((m) => m.abStopCommand),
+  },
+  {
+    name: ['ab', 'promote'],
+    summary: "Make an arm's version the policy's default and stop the experiment",
+    load: () => import('./commands/ab-promote.ts').then((m) => m.abPromoteCommand),
+  },
+  {
+    name: ['ab', 'rollback'],
+    summary: "Restore the policy's default version from before its last promote",
+    load: () => import('./commands/ab-rollback.ts').then((m) => m.abRollbackCommand),
+  },
 ];
+
+/** The entry whose words start `argv`, the longest when several do (`ab` is a group, `ab list` a command). */
+export function findCommand(argv: readonly string[]): CommandEntry | undefined {
+  let best: CommandEntry | undefined;
+  for (const entry of commands) {
+    const matches = entry.name.every((word, index) => argv[index] === word);
+    if (matches && (!best || entry.name.length > best.name.length)) best = entry;
+  }
+  return best;
+}

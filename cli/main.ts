@@ -1,16 +1,16 @@
-// `edgerl` command dispatcher: picks the command by its leading words, parses flags strictly,
-// prints --help, and turns every failure into one line on stderr with a non-zero exit.
+// `edgerl` command dispatcher: picks the command by its leading words, loads only that command's module,
+// parses flags strictly, prints --help, and turns every failure into one line on stderr with a non-zero exit.
 import { parseArgs } from 'node:util';
-import { type Command, type CommandInput, UsageError } from './command.ts';
-import { commands } from './commands.ts';
+import { type CommandInput, UsageError } from './command.ts';
+import { type CommandEntry, commands, findCommand } from './commands.ts';
 import { errorMessage } from '../protocol/error-message.ts';
 
 export async function main(argv: string[], io: Partial<CommandInput> = {}): Promise<number> {
   const stdout = io.stdout ?? process.stdout;
   const stderr = io.stderr ?? process.stderr;
   const env = io.env ?? process.env;
-  const command = findCommand(argv);
-  if (!command) {
+  const entry = findCommand(argv);
+  if (!entry) {
     if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
       stdout.write(overview());
       return argv.length === 0 ? 2 : 0;
@@ -31,12 +31,13 @@ export async function main(argv: string[], io: Partial<CommandInput> = {}): Prom
     stderr.write(`edgerl: unknown command "${argv.join(' ')}"; run "edgerl --help" for the list\n`);
     return 2;
   }
-  const rest = argv.slice(command.name.length);
-  if (rest.includes('--help') || rest.includes('-h')) {
-    stdout.write(`${command.usage.trimEnd()}\n`);
-    return 0;
-  }
+  const rest = argv.slice(entry.name.length);
   try {
+    const command = await entry.load();
+    if (rest.includes('--help') || rest.includes('-h')) {
+      stdout.write(`${command.usage.trimEnd()}\n`);
+      return 0;
+    }
     const parsed = parseArgs({
       args: rest,
       options: command.options,
@@ -53,26 +54,17 @@ export async function main(argv: string[], io: Partial<CommandInput> = {}): Prom
     return code ?? 0;
   } catch (error) {
     const usage = error instanceof UsageError || isParseArgsError(error);
-    stderr.write(`edgerl ${command.name.join(' ')}: ${oneLine(error)}\n`);
+    stderr.write(`edgerl ${entry.name.join(' ')}: ${oneLine(error)}\n`);
     if (env.EDGERL_DEBUG && error instanceof Error && error.stack) stderr.write(`${error.stack}\n`);
     return usage ? 2 : 1;
   }
-}
-
-function findCommand(argv: string[]): Command | undefined {
-  let best: Command | undefined;
-  for (const command of commands) {
-    const matches = command.name.every((word, index) => argv[index] === word);
-    if (matches && (!best || command.name.length > best.name.length)) best = command;
-  }
-  return best;
 }
 
 function overview(): string {
   return `edgerl: agentic RL for TypeScript teams\n\n${listing('Usage: edgerl <command> [options]', commands)}`;
 }
 
-function listing(usage: string, list: readonly Command[]): string {
+function listing(usage: string, list: readonly CommandEntry[]): string {
   const width = Math.max(...list.map((c) => c.name.join(' ').length));
   const lines = list.map((c) => `  ${c.name.join(' ').padEnd(width)}  ${c.summary}`);
   return [`${usage}   (every command takes --help)`, '', 'Commands:', ...lines, ''].join('\n');

@@ -30,8 +30,6 @@ Options:
 ${urlUsage}`;
 
 export const abCreateCommand = defineCommand({
-  name: ['ab', 'create'],
-  summary: 'Start an A/B experiment between policy versions',
   usage,
   options: {
     arm: { type: 'string', multiple: true },

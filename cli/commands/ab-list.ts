@@ -4,8 +4,6 @@ import { defineCommand, stringFlag, UsageError } from '../command.ts';
 import { urlOption, urlUsage, withAbStore } from './ab-store.ts';
 
 export const abListCommand = defineCommand({
-  name: ['ab', 'list'],
-  summary: 'List A/B experiments with their arms and sample counts',
   usage: `Usage: edgerl ab list [--status running|stopped] [--json] [--url URL]
 
 One line per experiment, newest first: status, metric, the sample size each arm needs, and per arm

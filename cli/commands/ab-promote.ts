@@ -8,8 +8,6 @@ import { defineCommand, UsageError } from '../command.ts';
 import { urlOption, urlUsage, withAbStore } from './ab-store.ts';
 
 export const abPromoteCommand = defineCommand({
-  name: ['ab', 'promote'],
-  summary: "Make an arm's version the policy's default and stop the experiment",
   usage: `Usage: edgerl ab promote NAME ARM [--url URL]
 
 ARM is an arm's name (its version's served name, e.g. agent@4) or its version's id. The version

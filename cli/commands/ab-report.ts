@@ -8,8 +8,6 @@ import { defineCommand, stringFlag, UsageError } from '../command.ts';
 import { onePositional, urlOption, urlUsage, withAbStore } from './ab-store.ts';
 
 export const abReportCommand = defineCommand({
-  name: ['ab', 'report'],
-  summary: 'Compare the arms of an A/B experiment and say which version to keep',
   usage: `Usage: edgerl ab report NAME [--json] [--split train|eval] [--reward SOURCE] [--url URL]
 
 Per arm: ended trajectories, mean reward with its 95% confidence interval, success rate where

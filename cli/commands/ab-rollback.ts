@@ -4,8 +4,6 @@ import { defineCommand } from '../command.ts';
 import { onePositional, urlOption, urlUsage, withAbStore } from './ab-store.ts';
 
 export const abRollbackCommand = defineCommand({
-  name: ['ab', 'rollback'],
-  summary: "Restore the policy's default version from before its last promote",
   usage: `Usage: edgerl ab rollback POLICY [--url URL]
 
 Restores the default version POLICY had before its latest edgerl ab promote that is not yet undone;

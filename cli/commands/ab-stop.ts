@@ -4,8 +4,6 @@ import { defineCommand } from '../command.ts';
 import { onePositional, urlOption, urlUsage, withAbStore } from './ab-store.ts';
 
 export const abStopCommand = defineCommand({
-  name: ['ab', 'stop'],
-  summary: 'Stop an A/B experiment: no more traffic is routed to it',
   usage: `Usage: edgerl ab stop NAME [--url URL]
 
 Stops routing to the experiment; requests that name it are refused from then on. Its data stays for

@@ -6,8 +6,6 @@ import { storeConfigFromEnv } from '../../db/drivers/store-config.ts';
 import { defineCommand, stringFlag } from '../command.ts';
 
 export const dbMigrateCommand = defineCommand({
-  name: ['db', 'migrate'],
-  summary: 'Apply the trajectory store migrations to the configured database',
   usage: `Usage: edgerl db migrate [--url URL]
 
 Applies every committed migration the database lacks (tables, views, the SQL agent's sample schema),

@@ -18,8 +18,6 @@ import { isModelPreset } from '../../model/init-model.ts';
 const d = demoDefaults;
 
 export const demoCommand = defineCommand({
-  name: ['demo'],
-  summary: 'Run the whole loop on this machine and show the agent learning (offline, ~10 min)',
   usage: `Usage: edgerl demo [--quick] [--fresh] [--json] [options]
 
 Creates a tiny model, starts the local inference endpoint and the edge app, warm-starts the policy

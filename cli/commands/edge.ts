@@ -15,8 +15,6 @@ import { errorMessage } from '../../protocol/error-message.ts';
 const localInference = 'http://127.0.0.1:8000/v1';
 
 export const edgeCommand = defineCommand({
-  name: ['edge'],
-  summary: 'Run the edge (rollouts API, recording proxy, A/B routing) in Node, or the Worker via wrangler',
   usage: `Usage: edgerl edge [options]
 
 Serves the edge API (POST /v1/rollouts, GET /v1/groups/:id, /v1/trajectories, the recording proxy

@@ -15,8 +15,6 @@ const dtypes = { float32: 'F32', bfloat16: 'BF16', float16: 'F16' } as const sat
 >;
 
 export const modelInitCommand = defineCommand({
-  name: ['model', 'init'],
-  summary: 'Write a tiny random Qwen2/Llama model directory (weights + tokenizer) for tests and demos',
   usage: `Usage: edgerl model init --out DIR [options]
 
 Writes config.json, generation_config.json, model.safetensors, tokenizer.json and

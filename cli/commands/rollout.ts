@@ -13,8 +13,6 @@ interface GroupView {
 const endedGroup = new Set<string>(groupStatuses.filter((status) => status !== 'running'));
 
 export const rolloutCommand = defineCommand({
-  name: ['rollout'],
-  summary: 'Start rollout groups through an edge and follow them until they finish',
   usage: `Usage: edgerl rollout --env NAME --groups G --size N [options]
 
 Starts G groups of N episodes each (POST /v1/rollouts), then polls each group until all have

@@ -15,8 +15,6 @@ import { type CommandInput, defineCommand, intFlag, stringFlag, UsageError } fro
 import { errorMessage } from '../../protocol/error-message.ts';
 
 export const scoreCommand = defineCommand({
-  name: ['score'],
-  summary: 'Score one rollout group with RULER (LLM judge) and record the scores',
   usage: `Usage: edgerl score --group ID [options]
 
 Judges every finished trajectory of the group in one call to an OpenAI-compatible judge

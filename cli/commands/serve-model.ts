@@ -11,8 +11,6 @@ import { usageOptions } from '../flags/config-usage.ts';
 const serveFields = configFields(serveConfigSchema);
 
 export const serveModelCommand = defineCommand({
-  name: ['serve-model'],
-  summary: 'Serve a model and its LoRA adapters with a vLLM-compatible OpenAI API (chat, completions, LoRA)',
   usage: `Usage: edgerl serve-model --model DIR [options]
 
 Serves GET /v1/models, POST /v1/chat/completions, POST /v1/completions,

@@ -8,8 +8,6 @@ import { storeConfigFromEnv } from '../../db/drivers/store-config.ts';
 import { defineCommand, stringFlag, UsageError } from '../command.ts';
 
 export const sqlCommand = defineCommand({
-  name: ['sql'],
-  summary: 'Run a SQL query against the trajectory store and print the result',
   usage: `Usage: edgerl sql "<query>" [--json | --csv] [--url URL]
 
 Runs one statement. The embedded store is migrated on first use; a server is used as it is.

@@ -31,8 +31,6 @@ const sections = [
 ];
 
 export const trainCommand = defineCommand({
-  name: ['train'],
-  summary: "Train the policy's LoRA adapter with GRPO on scored groups (or SFT) and publish it",
   usage: `Usage: edgerl train --policy NAME --model DIR --inference-url URL [--once | --every 15m] [options]
 
 One cycle claims complete rollout groups under a lease, scores them (RULER and/or the verifier),

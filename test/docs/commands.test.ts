@@ -7,8 +7,7 @@ import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Command } from '../../cli/command.ts';
-import { commands as cliCommands } from '../../cli/commands.ts';
+import { findCommand } from '../../cli/commands.ts';
 import { openStore } from '../../db/drivers/open-store.ts';
 import { type DocCommand, edgerlInvocations, extractCommands } from './doc-blocks.ts';
 import { checkout, docFiles, readDoc } from './doc-files.ts';
@@ -132,13 +131,16 @@ describe('the docs', () => {
     expect(unmatched).toEqual([]);
   });
 
-  it('name only real edgerl commands and flags, in skipped blocks too', () => {
-    const problems = skipped.flatMap((command) =>
-      edgerlInvocations(command.command).flatMap((args) =>
-        cliProblems(args).map((p) => `${where(command)}: ${p}`),
+  it('name only real edgerl commands and flags, in skipped blocks too', async () => {
+    const invocations = skipped.flatMap((command) =>
+      edgerlInvocations(command.command).map((args) => ({ command, args })),
+    );
+    const problems = await Promise.all(
+      invocations.map(async ({ command, args }) =>
+        (await cliProblems(args)).map((p) => `${where(command)}: ${p}`),
       ),
     );
-    expect(problems).toEqual([]);
+    expect(problems.flat()).toEqual([]);
   });
 });
 
@@ -191,25 +193,16 @@ function where(command: DocCommand): string {
 }
 
 /** Whether `edgerl <args>` names a command and only flags it takes (what the dispatcher would accept). */
-function cliProblems(args: readonly string[]): string[] {
+async function cliProblems(args: readonly string[]): Promise<string[]> {
   if (args[0] === '--help' || args[0] === undefined) return [];
-  const command = longestMatch(args);
-  if (!command) return [`no edgerl command "${args.slice(0, 2).join(' ')}"`];
+  const entry = findCommand(args);
+  if (!entry) return [`no edgerl command "${args.slice(0, 2).join(' ')}"`];
+  const command = await entry.load();
   const flags = args
-    .slice(command.name.length)
+    .slice(entry.name.length)
     .filter((word) => word.startsWith('--'))
     .map((word) => word.slice(2).split('=')[0] ?? '');
   return flags
     .filter((flag) => flag !== 'help' && !Object.hasOwn(command.options, flag))
-    .map((flag) => `edgerl ${command.name.join(' ')} takes no --${flag}`);
-}
-
-function longestMatch(args: readonly string[]): Command | undefined {
-  let best: Command | undefined;
-  for (const command of cliCommands) {
-    if (command.name.every((word, index) => args[index] === word)) {
-      if (!best || command.name.length > best.name.length) best = command;
-    }
-  }
-  return best;
+    .map((flag) => `edgerl ${entry.name.join(' ')} takes no --${flag}`);
 }
