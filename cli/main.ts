@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util';
 import { type CommandInput, UsageError } from './command.ts';
 import { type CommandEntry, commands, findCommand } from './commands.ts';
-import { errorMessage } from '../protocol/error-message.ts';
+import { errorMessageWithCause } from '../protocol/error-message.ts';
 
 export async function main(argv: string[], io: Partial<CommandInput> = {}): Promise<number> {
   const stdout = io.stdout ?? process.stdout;
@@ -75,6 +75,6 @@ function isParseArgsError(error: unknown): boolean {
 }
 
 function oneLine(error: unknown): string {
-  const message = errorMessage(error);
+  const message = errorMessageWithCause(error);
   return message.replace(/\s*\n\s*/g, ' ').trim();
 }

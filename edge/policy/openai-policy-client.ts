@@ -3,7 +3,7 @@
 // Non-streaming: the loop needs whole turns; token streaming to clients is not its job.
 import type { PolicyClient, PolicyRequest, PolicyResponse } from './policy-client.ts';
 import { chatCompletionsUrl } from '../../protocol/openai/chat-completions-url.ts';
-import { fetchFailureMessage } from '../../protocol/openai/fetch-failure-message.ts';
+import { errorMessageWithCause } from '../../protocol/error-message.ts';
 import { parseRetryAfter } from '../../protocol/openai/retry-after.ts';
 import { PolicyError } from './policy-error.ts';
 import { toPolicyResponse } from './to-policy-response.ts';
@@ -105,7 +105,7 @@ export class OpenAIPolicyClient implements PolicyClient {
         ? new PolicyError('timeout', `no answer from ${this.#url} in time`, { cause: error })
         : new PolicyError('cancelled', 'the request was cancelled', { cause: error });
     }
-    return new PolicyError('network', `cannot reach ${this.#url}: ${fetchFailureMessage(error)}`, {
+    return new PolicyError('network', `cannot reach ${this.#url}: ${errorMessageWithCause(error)}`, {
       cause: error,
     });
   }

@@ -1,7 +1,7 @@
 // The inference endpoint the proxy forwards to (and the episode loop asks): any OpenAI-compatible
 // chat completions API. One call: the response status, its JSON (or text) and the latency.
 import { chatCompletionsUrl } from '../../protocol/openai/chat-completions-url.ts';
-import { fetchFailureMessage } from '../../protocol/openai/fetch-failure-message.ts';
+import { errorMessageWithCause } from '../../protocol/error-message.ts';
 import { ApiError } from '../http/api-error.ts';
 
 export interface UpstreamEndpoint {
@@ -48,7 +48,9 @@ export async function callUpstream(
       latencyMs: performance.now() - started,
     };
   } catch (error) {
-    const reason = timeout.aborted ? `no answer within ${endpoint.timeoutMs} ms` : fetchFailureMessage(error);
+    const reason = timeout.aborted
+      ? `no answer within ${endpoint.timeoutMs} ms`
+      : errorMessageWithCause(error);
     throw new ApiError('bad-gateway', `inference endpoint ${url}: ${reason}`, { cause: error });
   }
 }
@@ -73,7 +75,9 @@ export async function openUpstream(
       signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
     });
   } catch (error) {
-    const reason = timeout.aborted ? `no answer within ${endpoint.timeoutMs} ms` : fetchFailureMessage(error);
+    const reason = timeout.aborted
+      ? `no answer within ${endpoint.timeoutMs} ms`
+      : errorMessageWithCause(error);
     throw new ApiError('bad-gateway', `inference endpoint ${url}: ${reason}`, { cause: error });
   }
 }

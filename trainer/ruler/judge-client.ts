@@ -6,7 +6,7 @@
 import type { ChatMessage } from '../../protocol/chat.ts';
 import { completionUsageSchema, parseChatCompletion } from '../../protocol/openai/chat-completion.ts';
 import { chatCompletionsUrl } from '../../protocol/openai/chat-completions-url.ts';
-import { fetchFailureMessage } from '../../protocol/openai/fetch-failure-message.ts';
+import { errorMessageWithCause } from '../../protocol/error-message.ts';
 import { parseRetryAfter } from '../../protocol/openai/retry-after.ts';
 import { isRetryableStatus } from '../../protocol/openai/retryable-status.ts';
 import { judgeResponseFormat, type ResponseMode, weakerMode } from './judge-response-format.ts';
@@ -100,7 +100,7 @@ export function createJudgeClient(options: JudgeClientOptions): JudgeClient {
         return { kind: 'timeout', retryable: true, message: `no answer within ${options.timeoutMs} ms` };
       }
       if (signal?.aborted) return { kind: 'aborted', retryable: false, message: 'aborted by the caller' };
-      const message = `request to ${url} failed: ${fetchFailureMessage(error)}`;
+      const message = `request to ${url} failed: ${errorMessageWithCause(error)}`;
       return { kind: 'network', retryable: true, message };
     }
   }
