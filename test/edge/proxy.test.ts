@@ -173,7 +173,7 @@ describe('the recording proxy', () => {
     expect(error.message).toMatch(/differs from stored turn 1 \(content\)/);
   });
 
-  it('passes an upstream error through and records no reply', async () => {
+  it('passes an upstream error through and records nothing of the call', async () => {
     const id = await startTrajectory();
     h.double.fail({
       kind: 'status',
@@ -184,9 +184,9 @@ describe('the recording proxy', () => {
     const response = await chat(id, { model: 'm', messages: opening });
     expect(response.status).toBe(429);
     expect(await response.json()).toEqual({ error: { message: 'slow down' } });
-    const { turns } = await h.store.getTrajectory(id);
-    expect(turns.map((turn) => turn.role)).toEqual(['system', 'user']);
-    // The client retries with the same messages: nothing is duplicated, the reply is recorded.
+    // The upstream refused the call, so none of it is stored (not even the prompt).
+    expect((await h.store.getTrajectory(id)).turns).toEqual([]);
+    // The client retries with the same messages: the exchange is recorded once.
     expect((await chat(id, { model: 'm', messages: opening })).status).toBe(200);
     expect((await h.store.getTrajectory(id)).turns.map((turn) => turn.role)).toEqual([
       'system',
@@ -316,7 +316,7 @@ describe('the recording proxy, streaming', () => {
     const response = await chat(id, { model: 'm', messages: opening, stream: true });
     expect(response.status).toBe(503);
     expect(await response.json()).toEqual({ error: { message: 'overloaded' } });
-    expect((await h.store.getTrajectory(id)).turns.map((turn) => turn.role)).toEqual(['system', 'user']);
+    expect((await h.store.getTrajectory(id)).turns).toEqual([]);
   });
 });
 
