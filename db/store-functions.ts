@@ -4,6 +4,7 @@
 // other handles (see store.ts).
 import { abArmOutcomes } from './store/ab-arm-outcomes.ts';
 import { appendTurn } from './store/append-turn.ts';
+import { appendTurns } from './store/append-turns.ts';
 import { claimGroups } from './store/claim-groups.ts';
 import { createExperiment } from './store/create-experiment.ts';
 import { createGroup } from './store/create-group.ts';
@@ -48,6 +49,7 @@ export const storeFunctions = {
   startTrajectory,
   setTrajectoryTools,
   appendTurn,
+  appendTurns,
   finishTrajectory,
   getTrajectory,
   turnsAfter,

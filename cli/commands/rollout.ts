@@ -6,7 +6,11 @@ import { defineCommand, intFlag, stringFlag, UsageError } from '../command.ts';
 interface GroupView {
   readonly group: { readonly id: string; readonly status: string; readonly size: number };
   readonly progress: Readonly<Record<string, number>>;
-  readonly trajectories: readonly { readonly status: string; readonly verifierReward: number | null }[];
+  readonly trajectories: readonly {
+    readonly status: string;
+    readonly verifierReward: number | null;
+    readonly errorReason: string | null;
+  }[];
 }
 
 /** Group statuses after `running`: the episodes are over. */
@@ -16,8 +20,9 @@ export const rolloutCommand = defineCommand({
   usage: `Usage: edgerl rollout --env NAME --groups G --size N [options]
 
 Starts G groups of N episodes each (POST /v1/rollouts), then polls each group until all have
-ended, printing progress and each group's mean verifier reward. Exit status 1 if a group failed
-or the wait timed out.
+ended, printing progress and each group's mean verifier reward. Exit status 1 if a group failed,
+an episode ended in error (an infrastructure failure: the endpoint, the store; a line names how
+many and the first reason) or the wait timed out.
 
 Options:
   --env NAME          environment (multi-hop, sql-agent, …)
@@ -133,6 +138,7 @@ Options:
     }
 
     let failures = 0;
+    const errored: GroupView['trajectories'][number][] = [];
     stdout.write('\n');
     for (const { groupId } of started) {
       const view = finished.get(groupId);
@@ -142,6 +148,7 @@ Options:
         continue;
       }
       if (view.group.status === 'failed') failures += 1;
+      errored.push(...view.trajectories.filter((t) => t.status === 'error'));
       const rewards = view.trajectories.map((t) => t.verifierReward).filter((r): r is number => r !== null);
       const mean =
         rewards.length > 0 ? (rewards.reduce((a, b) => a + b, 0) / rewards.length).toFixed(3) : 'n/a';
@@ -149,7 +156,13 @@ Options:
         `group ${groupId}: ${view.group.status}, mean verifier reward ${mean} over ${rewards.length}\n`,
       );
     }
-    return failures > 0 ? 1 : 0;
+    if (errored.length > 0) {
+      const first = errored[0]?.errorReason ?? 'no reason recorded';
+      stdout.write(
+        `${errored.length} of ${started.length * size} episode(s) ended in error (not the model's doing: they are left out of training); the first: ${first}\n`,
+      );
+    }
+    return failures > 0 || errored.length > 0 ? 1 : 0;
   },
 });
 

@@ -1,13 +1,14 @@
 // The recording proxy: forwards one chat completions request to the inference endpoint and records
-// the exchange as turns of the trajectory the client names. The request's messages not stored yet
-// are appended while the upstream call runs (appends are serial per trajectory, the model call is
-// the slow part), then the reply, with its token ids and logprobs when the endpoint returns them.
-// Streamed calls pass the events through as they come and record the reply when the stream ends
-// (before the final `[DONE]`, so a client that saw it knows the turn is stored). Upstream errors
-// pass through unchanged and record no reply; the client may simply retry.
+// the exchange as turns of the trajectory the client names. Only what the upstream accepted is
+// stored: the request's new messages and the reply (with its token ids and logprobs when the
+// endpoint returns them) are appended together, in one transaction, after a 2xx reply parses.
+// Streamed calls pass the events through as they come and record the exchange when the stream ends
+// (before the final `[DONE]`, so a client that saw it knows the turn is stored). An upstream error
+// (a status, no answer, a body that is no completion) passes through and stores nothing, so the
+// client may retry with the same or a different prompt.
 import { isStoreError } from '../../db/errors.ts';
 import type { Store } from '../../db/store.ts';
-import type { ChatMessage } from '../../protocol/chat.ts';
+import type { ChatMessage, ToolSpec } from '../../protocol/chat.ts';
 import type { TurnInput } from '../../protocol/turn.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 import { ApiError, invalidField } from '../http/api-error.ts';
@@ -52,8 +53,10 @@ interface Exchange {
   readonly messages: readonly ChatMessage[];
   readonly model: string;
   readonly upstreamBody: Record<string, unknown>;
-  /** The request's new messages being appended. */
-  readonly appended: Promise<void>;
+  /** The request's messages the trajectory does not hold yet, stored with the reply. */
+  readonly promptTurns: readonly TurnInput[];
+  /** The request's tools when they differ from the stored list. */
+  readonly tools: ToolSpec[] | undefined;
   readonly asked: ClientAsked;
 }
 
@@ -90,32 +93,21 @@ async function begin(context: ProxyContext, call: ProxyCall): Promise<Exchange> 
     logprobs: true,
     ...(context.upstream.requestTokenIds ? { return_token_ids: true } : {}),
   };
-  const tools = requestTools(request.tools, trajectory.tools);
-  const appended = appendAll(
-    store,
-    fresh.messages.map((message, offset) => promptTurn(trajectoryId, fresh.firstIndex + offset, message)),
-  ).then(() => (tools ? store.setTrajectoryTools({ trajectoryId, tools }) : undefined));
-  // Observed here so a failure is never unhandled; awaited (and rethrown) by the caller.
-  appended.catch(() => {});
   return {
     messages,
     model,
     upstreamBody,
-    appended,
+    promptTurns: fresh.messages.map((message, offset) =>
+      promptTurn(trajectoryId, fresh.firstIndex + offset, message),
+    ),
+    tools: requestTools(request.tools, trajectory.tools),
     asked: { logprobs: request.logprobs === true, tokenIds: request.return_token_ids === true },
   };
 }
 
 async function recordWhole(context: ProxyContext, call: ProxyCall, exchange: Exchange): Promise<ProxyResult> {
   const { model } = exchange;
-  // Both settle before anything is thrown, so no append is left running unobserved.
-  const [reply, appended] = await Promise.allSettled([
-    callUpstream(context.upstream, exchange.upstreamBody, call.signal),
-    exchange.appended,
-  ]);
-  if (appended.status === 'rejected') throw appended.reason;
-  if (reply.status === 'rejected') throw reply.reason;
-  const upstream = reply.value;
+  const upstream = await callUpstream(context.upstream, exchange.upstreamBody, call.signal);
   if (upstream.status < 200 || upstream.status >= 300) {
     return { status: upstream.status, contentType: upstream.contentType, body: upstream.text, model };
   }
@@ -127,7 +119,7 @@ async function recordWhole(context: ProxyContext, call: ProxyCall, exchange: Exc
   }
   const index = exchange.messages.length;
   const { turn, toolCallIds } = replyTurn(call, json, model, index, upstream.latencyMs);
-  await context.store.appendTurn(turn);
+  await storeExchange(context.store, call.trajectoryId, exchange, turn);
   const body = clientResponse(json, exchange.asked, toolCallIds);
   return {
     status: 200,
@@ -152,16 +144,7 @@ async function recordStream(
     stream_options: { ...clientOptions, include_usage: true },
   };
   const started = performance.now();
-  const [opened, appended] = await Promise.allSettled([
-    openUpstream(context.upstream, upstreamBody, call.signal),
-    exchange.appended,
-  ]);
-  if (appended.status === 'rejected') {
-    if (opened.status === 'fulfilled') await opened.value.body?.cancel();
-    throw appended.reason;
-  }
-  if (opened.status === 'rejected') throw opened.reason;
-  const response = opened.value;
+  const response = await openUpstream(context.upstream, upstreamBody, call.signal);
   if (!response.ok || !response.body) {
     const text = await response.text();
     const contentType = response.headers.get('content-type') ?? 'application/json';
@@ -199,7 +182,7 @@ async function recordStream(
     forward(parser.flush(), send);
     try {
       const { turn } = replyTurn(call, accumulator.completion(), model, index, performance.now() - started);
-      await context.store.appendTurn(turn);
+      await storeExchange(context.store, call.trajectoryId, exchange, turn);
     } catch (error) {
       context.logError?.(error);
       const message = `edgerl: the reply was not recorded: ${errorMessage(error)}`;
@@ -240,6 +223,16 @@ async function recordStream(
   return { status: 200, contentType: 'text/event-stream', body, turnIndex: index, model };
 }
 
-async function appendAll(store: Store, turns: readonly TurnInput[]): Promise<void> {
-  for (const turn of turns) await store.appendTurn(turn);
+/** The request's new messages, the reply and the request's tools: all stored, or none. */
+async function storeExchange(
+  store: Store,
+  trajectoryId: string,
+  exchange: Exchange,
+  reply: TurnInput,
+): Promise<void> {
+  const { tools } = exchange;
+  await store.transaction(async (tx) => {
+    await tx.appendTurns([...exchange.promptTurns, reply]);
+    if (tools) await tx.setTrajectoryTools({ trajectoryId, tools });
+  });
 }

@@ -42,9 +42,11 @@ describe('resolveRoute and retired versions', () => {
   it('routes to a version while it is published, and refuses it by every name once it is retired', async () => {
     const { store } = testStore;
     const byName = `${policyName}@0`;
-    // Before: the version is served by its name, as the edge default and as an experiment's arm.
+    // Version 0 is the base weights: the endpoint serves it under the base model's name.
+    const served = 'tiny';
+    // Before: the version routes by its name, as the edge default and as an experiment's arm.
     expect(await resolveRoute(store, { policy: byName, stickinessKey: 'k' }, undefined)).toEqual({
-      model: byName,
+      model: served,
       policyVersionId: retired.id,
     });
     const { experiment } = await store.createExperiment({
@@ -57,7 +59,7 @@ describe('resolveRoute and retired versions', () => {
     });
     expect(
       (await resolveRoute(store, { experiment: experiment.name, stickinessKey: 'k' }, undefined)).model,
-    ).toBe(byName);
+    ).toBe(served);
     const recordedBefore = await store.startTrajectory({
       env: 'my-agent',
       ...trajectoryRouteFields(await resolveRoute(store, { stickinessKey: 'k' }, byName)),
@@ -86,6 +88,6 @@ describe('resolveRoute and retired versions', () => {
     });
     // A trajectory routed before the retirement keeps its route.
     const { trajectory } = await store.getTrajectory(recordedBefore.id);
-    expect(recordedRoute(trajectory)).toEqual({ model: byName, policyVersionId: retired.id });
+    expect(recordedRoute(trajectory)).toEqual({ model: served, policyVersionId: retired.id });
   });
 });

@@ -2,13 +2,15 @@
 // which policy version and experiment arm that records on the trajectory. A request names a policy
 // (a version's adapter name such as `agent@7`, or a policy name meaning its default version), or an
 // experiment (by name or id) whose arms split traffic by weight, or neither (the edge's default model,
-// itself a policy or version name when the store knows it, else a served model name).
+// itself a policy or version name when the store knows it, else a served model name). A base version
+// is served under its base model's name (served-model.ts).
 import type { PolicyVersion } from '../../db/schema/policies.ts';
 import type { Store } from '../../db/store.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 import { invalidField } from '../http/api-error.ts';
 import { pickArm } from '../../experiments/pick-arm.ts';
 import type { Route } from './route.ts';
+import { servedModel } from './served-model.ts';
 
 export interface RouteRequest {
   readonly policy?: string;
@@ -64,7 +66,7 @@ export async function routeNamed(
   const version = await store.resolvePolicyVersion(name);
   if (!version) return undefined;
   refuseRetired(version, field, `${whose}${version.adapterName}`);
-  return { model: version.adapterName, policyVersionId: version.id };
+  return { model: await servedModel(store, version), policyVersionId: version.id };
 }
 
 /**
@@ -102,7 +104,7 @@ async function routeExperiment(store: Store, reference: string, stickinessKey: s
     `${experiment.name}: arm ${arm.name}'s version ${version.adapterName}`,
   );
   return {
-    model: version.adapterName,
+    model: await servedModel(store, version),
     policyVersionId: version.id,
     experimentId: experiment.id,
     experimentArmId: arm.id,

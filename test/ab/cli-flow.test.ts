@@ -246,7 +246,8 @@ describe('an experiment from creation to promotion and rollback', () => {
     const rollback = await run(['ab', 'rollback', 'agent']);
     expect(rollback.out).toBe('agent: default version is now agent@0 again (rolled back from agent@2)\n');
     await withStore(async (store) => {
-      expect((await resolveRoute(store, { stickinessKey: 'k' }, 'agent')).model).toBe('agent@0');
+      // agent@0 is the base weights, served under the base model's name.
+      expect((await resolveRoute(store, { stickinessKey: 'k' }, 'agent')).model).toBe('tiny-qwen');
     });
     const again = await run(['ab', 'rollback', 'agent']);
     expect(again).toMatchObject({

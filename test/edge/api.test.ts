@@ -114,7 +114,7 @@ describe('validation', () => {
 
 describe('policy routing', () => {
   it('routes a policy name to its default version and an adapter name to that version', async () => {
-    const policy = await h.store.createPolicy({ name: 'router-a', baseModel: 'tiny' });
+    const policy = await h.store.createPolicy({ name: 'router-a', baseModel: 'tiny-a' });
     const v0 = await h.store.registerPolicyVersion({ policyId: policy.id });
     const v1 = await h.store.registerPolicyVersion({ policyId: policy.id });
     await h.store.publishPolicyVersion({ versionId: v0.id, makeDefault: true });
@@ -122,20 +122,21 @@ describe('policy routing', () => {
     const byName = (await (
       await h.api('/v1/rollouts', { json: { env: 'multi-hop', groupSize: 1, policy: 'router-a' } })
     ).json()) as Record<string, unknown>;
-    expect(byName).toMatchObject({ model: 'router-a@0', policyVersionId: v0.id });
+    // Version 0 is the base weights, served under the base model's name; later ones by adapter name.
+    expect(byName).toMatchObject({ model: 'tiny-a', policyVersionId: v0.id });
     const byVersion = (await (
       await h.api('/v1/rollouts', { json: { env: 'multi-hop', groupSize: 1, policy: 'router-a@1' } })
     ).json()) as Record<string, unknown>;
     expect(byVersion).toMatchObject({ model: 'router-a@1', policyVersionId: v1.id });
     await h.edge.queue.idle();
     const models = h.double.requests.slice(-8).map((request) => request.body.model);
-    expect(new Set(models)).toEqual(new Set(['router-a@0', 'router-a@1']));
+    expect(new Set(models)).toEqual(new Set(['tiny-a', 'router-a@1']));
     const { trajectories } = await h.store.getGroup({ groupId: byVersion.groupId as string });
     expect(trajectories[0]?.policyVersionId).toBe(v1.id);
   });
 
   it('splits an experiment by weight with a stable hash of the stickiness key, and records the arm', async () => {
-    const policy = await h.store.createPolicy({ name: 'router-b', baseModel: 'tiny' });
+    const policy = await h.store.createPolicy({ name: 'router-b', baseModel: 'tiny-b' });
     const a = await h.store.registerPolicyVersion({ policyId: policy.id });
     const b = await h.store.registerPolicyVersion({ policyId: policy.id });
     await h.store.publishPolicyVersion({ versionId: a.id });
@@ -163,7 +164,7 @@ describe('policy routing', () => {
         trajectory: { experimentArmId: string; stickinessKey: string };
       };
       expect(body.arm).toBe(expected);
-      expect(body.model).toBe(expected === 'control' ? 'router-b@0' : 'router-b@1');
+      expect(body.model).toBe(expected === 'control' ? 'tiny-b' : 'router-b@1');
       expect(body.trajectory.experimentArmId).toBe(arms.find((arm) => arm.name === expected)?.id);
       expect(body.trajectory.stickinessKey).toBe(key);
       seen[expected] = (seen[expected] ?? 0) + 1;

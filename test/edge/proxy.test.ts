@@ -173,7 +173,7 @@ describe('the recording proxy', () => {
     expect(error.message).toMatch(/differs from stored turn 1 \(content\)/);
   });
 
-  it('passes an upstream error through and records no reply', async () => {
+  it('passes an upstream error through and records nothing of the call', async () => {
     const id = await startTrajectory();
     h.double.fail({
       kind: 'status',
@@ -184,9 +184,9 @@ describe('the recording proxy', () => {
     const response = await chat(id, { model: 'm', messages: opening });
     expect(response.status).toBe(429);
     expect(await response.json()).toEqual({ error: { message: 'slow down' } });
-    const { turns } = await h.store.getTrajectory(id);
-    expect(turns.map((turn) => turn.role)).toEqual(['system', 'user']);
-    // The client retries with the same messages: nothing is duplicated, the reply is recorded.
+    // The upstream refused the call, so none of it is stored (not even the prompt).
+    expect((await h.store.getTrajectory(id)).turns).toEqual([]);
+    // The client retries with the same messages: the exchange is recorded once.
     expect((await chat(id, { model: 'm', messages: opening })).status).toBe(200);
     expect((await h.store.getTrajectory(id)).turns.map((turn) => turn.role)).toEqual([
       'system',
@@ -316,13 +316,13 @@ describe('the recording proxy, streaming', () => {
     const response = await chat(id, { model: 'm', messages: opening, stream: true });
     expect(response.status).toBe(503);
     expect(await response.json()).toEqual({ error: { message: 'overloaded' } });
-    expect((await h.store.getTrajectory(id)).turns.map((turn) => turn.role)).toEqual(['system', 'user']);
+    expect((await h.store.getTrajectory(id)).turns).toEqual([]);
   });
 });
 
 describe('the recording proxy and retired versions', () => {
   it('keeps a trajectory on the version it recorded, and refuses the retired version for anything new', async () => {
-    const policy = await h.store.createPolicy({ name: 'proxy-retiring', baseModel: 'tiny' });
+    const policy = await h.store.createPolicy({ name: 'proxy-retiring', baseModel: 'retiring-base' });
     const old = await h.store.registerPolicyVersion({ policyId: policy.id });
     const next = await h.store.registerPolicyVersion({ policyId: policy.id });
     await h.store.publishPolicyVersion({ versionId: old.id });
@@ -339,14 +339,15 @@ describe('the recording proxy and retired versions', () => {
     await h.store.retirePolicyVersion(old.id);
 
     const calls = h.double.requests.length;
-    // Recorded before the retirement: it keeps its version.
+    // Recorded before the retirement: it keeps its version (version 0, the base weights, served under
+    // the base model's name).
     expect((await chat(routedBefore, { model: 'x', messages: opening })).status).toBe(200);
-    expect(h.double.requests.slice(calls).map((request) => request.body.model)).toEqual(['proxy-retiring@0']);
+    expect(h.double.requests.slice(calls).map((request) => request.body.model)).toEqual(['retiring-base']);
     // So does a group: a member joining after the retirement takes the group's route.
     const joined = await h.api('/v1/trajectories', { json: { groupId: groupBefore.groupId } });
     expect(joined.status).toBe(201);
     expect(await joined.json()).toMatchObject({
-      model: 'proxy-retiring@0',
+      model: 'retiring-base',
       trajectory: { policyVersionId: old.id },
     });
     // Named for new traffic (before, the proxy sent all three upstream): a 400 naming the version.
@@ -379,7 +380,7 @@ describe('the recording proxy and retired versions', () => {
 
 describe('groups of outside agents', () => {
   it('creates an empty group, lets agents join it with its routing, and completes it when the last finishes', async () => {
-    const policy = await h.store.createPolicy({ name: 'outside-p', baseModel: 'tiny' });
+    const policy = await h.store.createPolicy({ name: 'outside-p', baseModel: 'outside-base' });
     const version = await h.store.registerPolicyVersion({ policyId: policy.id });
     await h.store.publishPolicyVersion({ versionId: version.id, makeDefault: true });
     const created = await h.api('/v1/groups', {
@@ -387,7 +388,8 @@ describe('groups of outside agents', () => {
     });
     expect(created.status).toBe(201);
     const group = (await created.json()) as { groupId: string; task: { prompt: string }; model: string };
-    expect(group.model).toBe('outside-p@0');
+    // Its default is version 0, the base weights: served under the base model's name.
+    expect(group.model).toBe('outside-base');
     expect(group.task.prompt).toMatch(/^Find the value of key "[a-h]"\.$/);
     const calls = h.double.requests.length;
     for (const reward of [1, 0]) {
@@ -397,7 +399,7 @@ describe('groups of outside agents', () => {
         trajectory: { id: string; policyVersionId: string };
         model: string;
       };
-      expect(model).toBe('outside-p@0');
+      expect(model).toBe('outside-base');
       expect(trajectory.policyVersionId).toBe(version.id);
       expect(
         (await chat(trajectory.id, { model: 'x', messages: [{ role: 'user', content: group.task.prompt }] }))
@@ -407,8 +409,8 @@ describe('groups of outside agents', () => {
     }
     // No episode ran on the edge: only the two proxied calls reached the endpoint, with the group's model.
     expect(h.double.requests.slice(calls).map((request) => request.body.model)).toEqual([
-      'outside-p@0',
-      'outside-p@0',
+      'outside-base',
+      'outside-base',
     ]);
     const view = (await (await h.api(`/v1/groups/${group.groupId}`)).json()) as {
       group: { status: string };

@@ -158,3 +158,34 @@ describe('appendTurn', () => {
     expect(turns[1]).toMatchObject({ role: 'tool', toolCallId: 'c1', toolError: 'unknown-tool' });
   });
 });
+
+describe('appendTurns', () => {
+  it('stores an exchange in order, all or nothing, and a repeated exchange once', async () => {
+    const id = await startOne();
+    // The last turn leaves a gap (index 3 after 0, 1): the whole call fails and stores nothing.
+    const gap = await rejection(store.appendTurns([userTurn(id, 0), assistantTurn(id, 1), userTurn(id, 3)]));
+    expect(gap.code).toBe('conflict');
+    expect(await turnRowCount(id)).toBe(0);
+    expect((await store.getTrajectory(id)).trajectory.turnCount).toBe(0);
+
+    const stored = await store.appendTurns([userTurn(id, 0), assistantTurn(id, 1)]);
+    expect(stored.map((result) => [result.index, result.created])).toEqual([
+      [0, true],
+      [1, true],
+    ]);
+    // The same exchange again (a retried call) changes nothing.
+    const repeated = await store.appendTurns([userTurn(id, 0), assistantTurn(id, 1)]);
+    expect(repeated.map((result) => result.created)).toEqual([false, false]);
+    expect(await turnRowCount(id)).toBe(2);
+    // A later turn that conflicts with a stored one: refused, and the new turn before it is not kept.
+    const changed = await rejection(
+      store.appendTurns([userTurn(id, 2, 'next'), userTurn(id, 0, 'rewritten')]),
+    );
+    expect(changed.code).toBe('conflict');
+    expect(await turnRowCount(id)).toBe(2);
+    expect((await store.getTrajectory(id)).trajectory).toMatchObject({
+      turnCount: 2,
+      completionTokenCount: 2,
+    });
+  });
+});

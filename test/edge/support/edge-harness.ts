@@ -26,6 +26,8 @@ export interface HarnessOptions {
   readonly defaultModel?: string;
   readonly limits?: Partial<EdgeLimits>;
   readonly concurrency?: number;
+  /** One upstream call's limit (default 10 s); fault tests shorten it to see a timeout. */
+  readonly upstreamTimeoutMs?: number;
 }
 
 export async function startEdgeHarness(options: HarnessOptions = {}): Promise<EdgeHarness> {
@@ -36,7 +38,11 @@ export async function startEdgeHarness(options: HarnessOptions = {}): Promise<Ed
     testStore = await openTestStore();
     const edge = await startEdge({
       config: {
-        upstream: { baseUrl: double.baseUrl, requestTokenIds: true, timeoutMs: 10_000 },
+        upstream: {
+          baseUrl: double.baseUrl,
+          requestTokenIds: true,
+          timeoutMs: options.upstreamTimeoutMs ?? 10_000,
+        },
         apiKeys: [testApiKey],
         defaultModel: options.defaultModel ?? 'tiny-base',
         episodeConcurrency: options.concurrency ?? 4,
