@@ -1,7 +1,7 @@
 // Fault scenario: a bounded burst (200 requests, 20 at a time, loopback only) of mixed hostile bodies
 // against a real `edgerl edge` process. Checks: no 5xx, /health still answers, and no row written.
 // Every request in the burst is one the edge must refuse, so the store must be empty afterwards.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,6 +12,7 @@ import { rolloutGroups } from '../../db/schema/rollout-groups.ts';
 import { tasks } from '../../db/schema/tasks.ts';
 import { trajectories } from '../../db/schema/trajectories.ts';
 import { turns } from '../../db/schema/turns.ts';
+import { spawnEdge } from '../support/spawn-edge.ts';
 import { createTestDatabase, type TestDatabase, testServerUrl } from '../support/open-test-store.ts';
 
 const apiKey = 'flood-key';
@@ -91,43 +92,18 @@ beforeAll(async () => {
     storeOptions = { dataDir };
   }
   const storeArgs = database ? ['--database-url', database.url] : ['--data-dir', dataDir];
-  const started = spawn(
-    process.execPath,
-    [
-      'bin/edgerl.js',
-      'edge',
-      '--port',
-      '0',
-      ...storeArgs,
-      '--api-key',
-      apiKey,
-      // Nothing listens there: no request in the burst may get as far as an episode.
-      '--inference-url',
-      'http://127.0.0.1:9/v1',
-      '--default-model',
-      'tiny-base',
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, EDGE_API_KEYS: '', DATABASE_URL: '' } },
-  );
-  child = started;
-  let output = '';
-  started.stdout.on('data', (chunk) => {
-    output += String(chunk);
-  });
-  started.stderr.on('data', (chunk) => {
-    output += String(chunk);
-  });
-  url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no URL in time; output: ${output}`)), 60_000);
-    started.stdout.on('data', () => {
-      const match = /listening on (http:\/\/\S+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1] as string);
-      }
-    });
-    started.once('exit', () => reject(new Error(`exited early: ${output}`)));
-  });
+  const started = await spawnEdge([
+    ...storeArgs,
+    '--api-key',
+    apiKey,
+    // Nothing listens there: no request in the burst may get as far as an episode.
+    '--inference-url',
+    'http://127.0.0.1:9/v1',
+    '--default-model',
+    'tiny-base',
+  ]);
+  child = started.child;
+  url = started.url;
 }, 90_000);
 
 afterAll(async () => {
