@@ -13,6 +13,15 @@ const codeBySqlState: Readonly<Record<string, StoreErrorCode>> = {
   '22P05': 'validation', // untranslatable_character (e.g. \u0000 in jsonb)
   '22021': 'validation', // character_not_in_repertoire (e.g. a NUL byte in text)
   '22003': 'validation', // numeric_value_out_of_range
+  '54001': 'validation', // statement_too_complex: "stack depth limit exceeded" (JSON nested too deep)
+};
+
+/** Postgres's message for these names the offending character or token from the value, and no field;
+ *  parseInput catches them first with the field named, so a write that still hits one gets this. */
+const ownMessageBySqlState: Readonly<Record<string, string>> = {
+  '22P05': 'text Postgres cannot store (a NUL character, U+0000, or similar)',
+  '22021': 'text Postgres cannot store (a NUL character or invalid UTF-8)',
+  '54001': 'a value nested too deep for Postgres',
 };
 
 interface PostgresErrorFields {
@@ -41,7 +50,7 @@ export function toStoreError(error: unknown): unknown {
   const code = postgres ? codeBySqlState[postgres.code] : undefined;
   if (!postgres || !code) return error;
   const where = postgres.constraint ? ` (${postgres.constraint})` : '';
-  const message = `${postgres.detail ?? postgres.message}${where}`;
+  const message = `${ownMessageBySqlState[postgres.code] ?? postgres.detail ?? postgres.message}${where}`;
   return new StoreError(code, message, { cause: error });
 }
 

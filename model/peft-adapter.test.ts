@@ -170,4 +170,14 @@ describe('PEFT adapter files', () => {
     );
     expect(model.adapterNames()).toEqual([]);
   });
+
+  it('names adapter_config.json when it is not valid JSON', async () => {
+    const bad = join(scratch, 'bad-config');
+    await cp(join(fixtureDir('qwen2'), 'adapter'), bad, { recursive: true });
+    await writeFile(join(bad, 'adapter_config.json'), '{"peft_type": "LORA", ');
+    await expect(model.loadAdapter('bad', bad)).rejects.toThrow(
+      `${join(bad, 'adapter_config.json')}: not valid JSON`,
+    );
+    expect(model.adapterNames()).toEqual([]);
+  });
 });

@@ -182,6 +182,15 @@ function parseTargets(
   return [...new Set(out)];
 }
 
+/** JSON.parse's error names no file; this one names it (the config path a loader was given). */
+function parseJsonFile(text: string, path: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new PeftAdapterError(`${path}: not valid JSON (${errorMessage(error)})`, { cause: error });
+  }
+}
+
 /** Reads a PEFT adapter directory and builds adapter `name` for this model; names missing/unexpected tensors. */
 export async function loadPeftAdapter(dir: string, model: ModelConfig, name: string): Promise<LoraAdapter> {
   const configPath = join(dir, adapterConfigFile);
@@ -196,7 +205,7 @@ export async function loadPeftAdapter(dir: string, model: ModelConfig, name: str
   const header = await readSafetensorsHeader(weightsPath);
   const present = [...header.entries.keys()];
   const tensorTargets = projections.filter((p) => present.some((key) => key.includes(`.${p}.lora_A.`)));
-  const json = JSON.parse(await readFile(configPath, 'utf8')) as unknown;
+  const json = parseJsonFile(await readFile(configPath, 'utf8'), configPath);
   const config = parsePeftAdapterConfig(json, configPath, tensorTargets);
   const expected = new Map<string, readonly number[]>();
   for (let layer = 0; layer < model.numLayers; layer++) {

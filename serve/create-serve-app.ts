@@ -3,6 +3,7 @@
 // and the one place where errors become OpenAI-shaped JSON with their status code. Runtime-neutral:
 // serve-model.ts binds it to Node.
 import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { apiKeyAuth } from './api-key-auth.ts';
 import { chatCompletionsRoute } from './chat-completions-route.ts';
 import { completionsRoute } from './completions-route.ts';
@@ -14,6 +15,20 @@ import { errorBody, ServeError } from './serve-error.ts';
 export function createServeApp(serve: ServeContext): Hono {
   const app = new Hono();
   if (serve.apiKey) app.use('/v1/*', apiKeyAuth(serve.apiKey));
+  // Hono's limit checks Content-Length and counts streamed bytes, so a huge body is refused before it
+  // is buffered (an unlimited one was read whole: 300 MB took 30 s and kept 3 GB resident).
+  app.use(
+    '/v1/*',
+    bodyLimit({
+      maxSize: serve.maxBodyBytes,
+      onError: () => {
+        throw new ServeError(
+          'payload-too-large',
+          `request body is larger than the limit of ${serve.maxBodyBytes} bytes (--max-body-bytes)`,
+        );
+      },
+    }),
+  );
   app.get('/health', (c) => c.body(null, 200));
   app.route('/', modelsRoute(serve));
   app.route('/', chatCompletionsRoute(serve));

@@ -59,6 +59,12 @@ export const serveConfigSchema = z.strictObject({
     doc: 'most padded prompt tokens per joining prefill',
     source: "vLLM's max_num_batched_tokens",
   }),
+  maxBodyBytes: documented(intBetween(1, 2 ** 31 - 1).default(8 * 1024 * 1024), {
+    doc: 'largest request body, bytes; a larger one gets 413 before it is read whole',
+    source: "the edge's proxy limit (8 MiB)",
+    flag: 'max-body-bytes',
+    arg: 'N',
+  }),
   backend: documented(z.string().optional(), {
     doc: `TensorFlow.js backend: ${Object.keys(backendChoices).join(' | ')}`,
     shownDefault: `the first available of ${backendPreference.join(' → ')}`,

@@ -21,6 +21,8 @@ export interface ServeContext {
   readonly created: number;
   /** Clients must send `Authorization: Bearer <apiKey>` on /v1 routes when set. */
   readonly apiKey?: string;
+  /** Largest request body in bytes (serve-config.ts `maxBodyBytes`); larger ones get 413. */
+  readonly maxBodyBytes: number;
 }
 
 export async function readJsonBody(c: Context): Promise<unknown> {

@@ -4,10 +4,16 @@
 // ErrorInfo), so clients cannot tell this server from vLLM by its errors. The error's own `code` is
 // edgerl's kebab-case name; the body's `code` is the HTTP status, as vLLM writes it.
 
-export type ServeErrorCode = 'bad-request' | 'unauthorized' | 'not-found' | 'unavailable' | 'internal';
+export type ServeErrorCode =
+  | 'bad-request'
+  | 'unauthorized'
+  | 'not-found'
+  | 'payload-too-large'
+  | 'unavailable'
+  | 'internal';
 
 interface CodeSpec {
-  readonly status: 400 | 401 | 404 | 503 | 500;
+  readonly status: 400 | 401 | 404 | 413 | 503 | 500;
   /** vLLM's `type` field for this status. */
   readonly type: string;
 }
@@ -16,6 +22,9 @@ export const serveErrorCodes = {
   'bad-request': { status: 400, type: 'BadRequestError' },
   unauthorized: { status: 401, type: 'AuthenticationError' },
   'not-found': { status: 404, type: 'NotFoundError' },
+  // vLLM has no body limit of its own; its create_error_response defaults `type` to BadRequestError
+  // whatever the status, so that is what a client of vLLM would see for a refused request.
+  'payload-too-large': { status: 413, type: 'BadRequestError' },
   unavailable: { status: 503, type: 'ServiceUnavailableError' },
   internal: { status: 500, type: 'InternalServerError' },
 } satisfies Record<ServeErrorCode, CodeSpec>;

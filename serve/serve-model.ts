@@ -80,6 +80,7 @@ export async function serveModel({ log: logTo, ...input }: ServeModelOptions): P
     basePath: options.modelDir,
     created: unixSeconds(),
     apiKey: options.apiKey,
+    maxBodyBytes: options.maxBodyBytes,
   });
   const { host } = options;
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {

@@ -6,13 +6,13 @@ import { StoreError } from '../errors.ts';
 import { type Trajectory, trajectories } from '../schema/trajectories.ts';
 import { type TurnRow, turns } from '../schema/turns.ts';
 import type { StoreDb } from '../store-db.ts';
-import { id } from './fields.ts';
+import { id, int4 } from './fields.ts';
 import { parseInput } from './parse-input.ts';
 
 const turnsAfterSchema = z.object({
   trajectoryId: id,
   /** Turns with a larger index come back; -1 for all of them. */
-  afterIndex: z.number().int().min(-1),
+  afterIndex: int4.min(-1),
   limit: z.number().int().min(1).max(10_000).default(1000),
 });
 export type TurnsAfterInput = z.input<typeof turnsAfterSchema>;

@@ -1,7 +1,9 @@
 // Reads a JSON request body and validates it with a zod schema; any problem is a 400 that names the
-// field (the first issue's path), so a client can tell which part of its request to fix.
+// field (the first issue's path), so a client can tell which part of its request to fix. A body nested
+// deeper than maxJsonDepth is refused before any schema (zod's recursive ones would overflow the stack).
 import type { Context } from 'hono';
 import type { z } from 'zod';
+import { findUnstorable, maxJsonDepth, unstorablePath } from '../../protocol/unstorable-json.ts';
 import { ApiError, invalidField } from './api-error.ts';
 
 export async function parseBody<T extends z.ZodType>(c: Context, schema: T): Promise<z.output<T>> {
@@ -12,7 +14,16 @@ export async function parseBody<T extends z.ZodType>(c: Context, schema: T): Pro
   } catch (error) {
     throw new ApiError('invalid-request', 'body: not valid JSON', { field: 'body', cause: error });
   }
+  refuseTooDeep(json);
   return parseValue(schema, json, 'body');
+}
+
+/** Only depth here: text Postgres cannot hold is the store's to refuse (or keep), with the field named. */
+function refuseTooDeep(json: unknown): void {
+  const found = findUnstorable(json, { text: false });
+  if (!found) return;
+  const path = unstorablePath(found);
+  throw invalidField(path.length > 0 ? path.join('.') : 'body', `nested deeper than ${maxJsonDepth} levels`);
 }
 
 /** Validates any value; `where` names the whole value when the issue has no path (`body`, `query`). */

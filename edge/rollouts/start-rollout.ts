@@ -38,7 +38,8 @@ export const rolloutRequestSchema = z
     experiment: z.string().min(1).max(300).optional(),
     /** What experiment routing hashes; default: a fresh random key per group. */
     stickinessKey: z.string().min(1).max(500).optional(),
-    settings: samplingSettingsSchema.optional(),
+    /** Strict here (an unknown key is a 400 naming `settings.<key>`), lenient where stored ones are read. */
+    settings: z.strictObject(samplingSettingsSchema.shape).optional(),
     metadata: z.record(z.string(), z.unknown()).optional(),
   })
   .superRefine((request, ctx) => {
@@ -86,9 +87,18 @@ export interface CreatedGroup {
 /**
  * The group alone: task chosen or sampled, routed once (all members share the arm: GRPO compares
  * samples of one policy), no trajectories yet. POST /v1/groups stops here for outside agents, who
- * join with POST /v1/trajectories {groupId}; rollouts go on to start and queue every slot.
+ * join with POST /v1/trajectories {groupId}; rollouts go on to start and queue every slot. One
+ * transaction: a request refused after the task is upserted (an unknown policy, bad metadata) leaves
+ * no task row behind.
  */
-export async function createRolloutGroup(
+export function createRolloutGroup(
+  context: Omit<StartRolloutContext, 'dispatcher'>,
+  request: RolloutRequest,
+): Promise<CreatedGroup> {
+  return context.store.transaction((store) => writeRolloutGroup({ ...context, store }, request));
+}
+
+async function writeRolloutGroup(
   context: Omit<StartRolloutContext, 'dispatcher'>,
   request: RolloutRequest,
 ): Promise<CreatedGroup> {
@@ -129,30 +139,32 @@ export async function startRollout(
   request: RolloutRequest,
 ): Promise<StartedRollout> {
   const { store } = context;
-  const { group, environment, taskRow, route, stickinessKey, settings } = await createRolloutGroup(
-    context,
-    request,
-  );
-  const routed = trajectoryRouteFields(route);
-  // Stored with each trajectory, so training renders what the policy was offered even after the
-  // environment's code changes.
-  const tools = environment.tools.map((tool) => tool.spec);
-  const trajectoryIds: string[] = [];
-  for (let slot = 0; slot < request.groupSize; slot++) {
-    const seed = slotSeed(settings.seed, slot);
-    const rollout: RolloutMetadata = {
-      slot,
-      settings: { ...settings, ...(seed !== undefined ? { seed } : {}) },
-    };
-    const trajectory = await store.startTrajectory({
-      groupId: group.id,
-      ...routed,
-      stickinessKey,
-      metadata: { ...routed.metadata, ...rollout },
-      tools,
-    });
-    trajectoryIds.push(trajectory.id);
-  }
+  // The group and every slot's trajectory commit together, before anything is queued: a failed
+  // request writes nothing, and every queued message names a committed trajectory.
+  const { group, taskRow, route, trajectoryIds } = await store.transaction(async (tx) => {
+    const created = await writeRolloutGroup({ ...context, store: tx }, request);
+    const routed = trajectoryRouteFields(created.route);
+    // Stored with each trajectory, so training renders what the policy was offered even after the
+    // environment's code changes.
+    const tools = created.environment.tools.map((tool) => tool.spec);
+    const ids: string[] = [];
+    for (let slot = 0; slot < request.groupSize; slot++) {
+      const seed = slotSeed(created.settings.seed, slot);
+      const rollout: RolloutMetadata = {
+        slot,
+        settings: { ...created.settings, ...(seed !== undefined ? { seed } : {}) },
+      };
+      const trajectory = await tx.startTrajectory({
+        groupId: created.group.id,
+        ...routed,
+        stickinessKey: created.stickinessKey,
+        metadata: { ...routed.metadata, ...rollout },
+        tools,
+      });
+      ids.push(trajectory.id);
+    }
+    return { ...created, trajectoryIds: ids };
+  });
   try {
     await context.dispatcher.dispatch(trajectoryIds.map((id) => episodeMessage(group.id, id)));
   } catch (error) {

@@ -45,7 +45,17 @@ const finishSchema = z
   })
   .superRefine(refineEndReason('reason'));
 
-const eventsQuery = z.object({ after: z.coerce.number().int().min(-1).optional() });
+/** A turn index is a Postgres integer (int4): anything larger could name no turn, and would overflow. */
+const maxTurnIndex = 2 ** 31 - 1;
+const eventsQuery = z.object({ after: z.coerce.number().int().min(-1).max(maxTurnIndex).optional() });
+/** The id of a `turn` event the edge sent (its index); any other Last-Event-ID is ignored, as before. */
+const lastEventIdHeader = z.coerce
+  .number()
+  .int()
+  .min(0)
+  .max(maxTurnIndex, {
+    error: `must be a turn index, at most ${maxTurnIndex}`,
+  });
 
 export function trajectoryRoutes(deps: TrajectoryRouteDeps) {
   return new Hono<EdgeEnv>()
@@ -108,7 +118,9 @@ export function trajectoryRoutes(deps: TrajectoryRouteDeps) {
       const query = parseValue(eventsQuery, c.req.query(), 'query');
       const lastEventId = c.req.header('last-event-id');
       const resumeAt =
-        lastEventId !== undefined && /^\d+$/.test(lastEventId) ? Number(lastEventId) : undefined;
+        lastEventId !== undefined && /^\d+$/.test(lastEventId)
+          ? parseValue(lastEventIdHeader, lastEventId, 'last-event-id')
+          : undefined;
       let after = resumeAt ?? query.after ?? -1;
       // 404 before the stream starts, while a status can still be sent.
       await c.var.store.turnsAfter({ trajectoryId: id, afterIndex: after, limit: 1 });

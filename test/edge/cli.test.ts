@@ -1,10 +1,10 @@
 // The edge's two commands: `edgerl rollout` against a running Node edge (start groups, follow them
 // to the end), and `edgerl edge` as a real process (starts, serves, stops cleanly on SIGINT).
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../cli/main.ts';
+import { spawnEdge } from '../support/spawn-edge.ts';
 import { type EdgeHarness, startEdgeHarness, testApiKey } from './support/edge-harness.ts';
 
 function capture() {
@@ -79,43 +79,17 @@ describe('edgerl rollout', () => {
 
 describe('edgerl edge', () => {
   it('serves the API in a process and stops on SIGINT', async () => {
-    const child = spawn(
-      process.execPath,
-      [
-        'bin/edgerl.js',
-        'edge',
-        '--port',
-        '0',
-        '--database-url',
-        'memory://',
-        '--api-key',
-        'cli-key',
-        '--inference-url',
-        h.double.baseUrl,
-        '--default-model',
-        'tiny-base',
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, EDGE_API_KEYS: '', DATABASE_URL: '' } },
-    );
-    let output = '';
-    child.stdout.on('data', (chunk) => {
-      output += String(chunk);
-    });
-    child.stderr.on('data', (chunk) => {
-      output += String(chunk);
-    });
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no URL in time; output: ${output}`)), 60_000);
-      child.stdout.on('data', () => {
-        const match = /listening on (http:\/\/\S+)/.exec(output);
-        if (match) {
-          clearTimeout(timer);
-          resolve(match[1] as string);
-        }
-      });
-      child.once('exit', () => reject(new Error(`exited early: ${output}`)));
-    });
-    expect(output).toMatch(/store: memory:\/\/, pglite/);
+    const { child, url, output } = await spawnEdge([
+      '--database-url',
+      'memory://',
+      '--api-key',
+      'cli-key',
+      '--inference-url',
+      h.double.baseUrl,
+      '--default-model',
+      'tiny-base',
+    ]);
+    expect(output()).toMatch(/store: memory:\/\/, pglite/);
     const started = await fetch(`${url}/v1/rollouts`, {
       method: 'POST',
       headers: { authorization: 'Bearer cli-key', 'content-type': 'application/json' },
@@ -125,6 +99,6 @@ describe('edgerl edge', () => {
     child.kill('SIGINT');
     const [code] = await once(child, 'exit');
     expect(code).toBe(0);
-    expect(output).toMatch(/shutting down/);
+    expect(output()).toMatch(/shutting down/);
   });
 });

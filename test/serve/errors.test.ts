@@ -7,11 +7,12 @@ import { errorOf, modelName, startTestServer, type TestServer, withExtras } from
 
 const maxModelLen = 64;
 const apiKey = 'test-key';
+const maxBodyBytes = 4096;
 
 describe('errors', () => {
   let server: TestServer;
   beforeAll(async () => {
-    server = await startTestServer({ maxModelLen, apiKey });
+    server = await startTestServer({ maxModelLen, apiKey, maxBodyBytes });
   });
   afterAll(() => server.close());
 
@@ -169,5 +170,34 @@ describe('errors', () => {
     });
     expect(unknown.status).toBe(404);
     expect((await errorOf(unknown)).type).toBe('NotFoundError');
+  });
+
+  it('refuses a body over --max-body-bytes with 413 in the error shape, declared or streamed, and keeps serving', async () => {
+    const big = JSON.stringify({ model: modelName, prompt: 'x'.repeat(2 * maxBodyBytes) });
+    const declared = await post('/v1/completions', big);
+    expect(declared.status).toBe(413);
+    const error = await errorOf(declared);
+    expect(error).toMatchObject({ type: 'BadRequestError', code: 413, param: null });
+    expect(error.message).toMatch(/larger than the limit of 4096 bytes/);
+    // No Content-Length: the limit counts the bytes as they arrive.
+    const chunks = [big.slice(0, 3000), big.slice(3000)];
+    const streamed = await fetch(`${server.serving.url}/v1/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+      body: new ReadableStream({
+        pull(controller) {
+          const chunk = chunks.shift();
+          if (chunk === undefined) controller.close();
+          else controller.enqueue(new TextEncoder().encode(chunk));
+        },
+      }),
+      duplex: 'half',
+    } as RequestInit);
+    expect(streamed.status).toBe(413);
+    const small = await post(
+      '/v1/completions',
+      JSON.stringify({ model: modelName, prompt: 'hi', max_tokens: 1 }),
+    );
+    expect(small.status).toBe(200);
   });
 });

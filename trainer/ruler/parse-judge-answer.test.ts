@@ -91,6 +91,15 @@ describe('parseJudgeAnswer', () => {
     });
   }
 
+  it('does not repeat its code in the message (readers print `code: message`)', () => {
+    const parsed = parseJudgeAnswer('{"scores": [', labels);
+    expect(parsed.ok).toBe(false);
+    if (parsed.ok) return;
+    expect(parsed.code).toBe('malformed-json');
+    expect(`${parsed.code}: ${parsed.message}`).not.toMatch(/malformed-json: malformed-json/);
+    expect(parsed.message).toMatch(/^no parseable JSON/);
+  });
+
   it('names a bare NaN as not a number rather than as broken JSON', () => {
     const text =
       '{"scores": [{"trajectory_id": "k7q", "explanation": "x", "score": NaN}, ' +

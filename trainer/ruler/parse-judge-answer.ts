@@ -134,7 +134,10 @@ function locateEntries(content: string): Located {
 
 function failure(issues: JudgeAnswerIssue[]): ParsedJudgeAnswer {
   const first = issues[0] as JudgeAnswerIssue;
-  const shown = issues.slice(0, 6).map((issue) => `${issue.code}: ${issue.message}`);
+  // The first issue's code is the result's `code`, which every reader prints before the message.
+  const shown = issues
+    .slice(0, 6)
+    .map((issue, i) => (i === 0 ? issue.message : `${issue.code}: ${issue.message}`));
   if (issues.length > shown.length) shown.push(`… ${issues.length - shown.length} more`);
   return { ok: false, code: first.code, message: shown.join('; '), issues };
 }
