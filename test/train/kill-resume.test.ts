@@ -170,7 +170,10 @@ async function ledger() {
       owner: owner as string | null,
     }));
     const defaultVersion = (await store.getDefaultVersion({ policyName: 'agent' }))?.adapterName;
-    return { steps, versions, groups, defaultVersion, turns: await turnCount(store) };
+    const runs = (await store.sql.query('select status from training_runs order by started_at', [])).rows.map(
+      ([status]) => String(status),
+    );
+    return { steps, versions, groups, defaultVersion, runs, turns: await turnCount(store) };
   });
 }
 
@@ -197,6 +200,8 @@ describe('edgerl train: kill -9 and resume', () => {
       owner: null,
     });
     expect(after.turns).toBe(turns);
+    // The killed run's checkpoint was finished by the next process, which then ended that run.
+    expect(after.runs).toEqual(['finished']);
     expect((await readOptimizerState(join(outputDir, 'checkpoints', '0001'))).step).toBe(1);
   });
 
@@ -208,6 +213,7 @@ describe('edgerl train: kill -9 and resume', () => {
     // The dead run still holds the lease; nothing of its step reached the store.
     expect(midway.groups.find((group) => group.id === groupId)?.status).toBe('complete');
     expect(midway.steps).toHaveLength(1);
+    expect(midway.runs).toEqual(['finished', 'running']);
 
     await trainToEnd();
     const after = await ledger();
@@ -216,6 +222,8 @@ describe('edgerl train: kill -9 and resume', () => {
     expect(after.versions.at(-1)).toBe('agent@2:published');
     expect(after.defaultVersion).toBe('agent@2');
     expect(after.groups.find((group) => group.id === groupId)?.status).toBe('trained');
+    // The killed run was left running; the next trainer, taking the policy lease, ended it.
+    expect(after.runs).toEqual(['finished', 'interrupted', 'finished']);
     // Every group trained exactly once, by exactly one step; one checkpoint per step.
     const trainedBySteps = after.steps.flatMap((step) => step.groups);
     expect(new Set(trainedBySteps).size).toBe(trainedBySteps.length);

@@ -253,6 +253,12 @@ export class TrainerSession {
           this.deps.progress.line(`could not end training run ${trainingRunId}: ${errorMessage(error)}`),
         );
     }
+    // Group leases no checkpoint accounts for go back now (a signal stops a cycle mid-way).
+    await this.deps.store
+      .releaseOwnerLeases({ owner: this.config.owner, except: this.pending?.state.groupIds ?? [] })
+      .catch((error: unknown) =>
+        this.deps.progress.line(`could not release the group leases: ${errorMessage(error)}`),
+      );
     await this.#releasePolicyLease();
   }
 
