@@ -19,6 +19,7 @@ import { type ServingModel, serveModel } from '../../serve/serve-model.ts';
 import { readOptimizerState } from '../../trainer/train/checkpoint.ts';
 import type { HookPoint } from '../../trainer/train/trainer-session.ts';
 import { seedGroup, seedPolicy } from './support/seed-groups.ts';
+import { trainOnceArgs } from './support/train-once-args.ts';
 import { useWasm, writeTinyModelDir } from './support/tiny-policy.ts';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
@@ -66,29 +67,12 @@ function train(pauseAt?: HookPoint): {
   output: () => string;
   exited: Promise<number | null>;
 } {
-  const args = [
-    'bin/edgerl.js',
-    'train',
-    '--once',
-    '--policy',
-    'agent',
-    '--model',
+  const args = trainOnceArgs({
     modelDir,
-    '--inference-url',
-    `${serving.url}/v1`,
-    '--data-dir',
-    dataDir,
-    '--output-dir',
+    inferenceUrl: `${serving.url}/v1`,
     outputDir,
-    '--reward',
-    'verifier',
-    '--lr',
-    '0.005',
-    '--lora-rank',
-    '4',
-    '--lora-targets',
-    'q_proj,v_proj',
-  ];
+    extra: ['--data-dir', dataDir],
+  });
   const { EDGERL_TRAIN_PAUSE_AT: _ignored, DATABASE_URL: _url, ...env } = process.env;
   const child = spawn(process.execPath, args, {
     cwd: repo,

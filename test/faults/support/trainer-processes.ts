@@ -15,6 +15,7 @@ import { type ServingModel, serveModel } from '../../../serve/serve-model.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/open-test-store.ts';
 import { seedGroup, seedPolicy } from '../../train/support/seed-groups.ts';
 import { useWasm, writeTinyModelDir } from '../../train/support/tiny-policy.ts';
+import { trainOnceArgs } from '../../train/support/train-once-args.ts';
 
 const repo = fileURLToPath(new URL('../../..', import.meta.url));
 
@@ -78,30 +79,16 @@ export async function openTrainerRig(serverUrl: string): Promise<TrainerRig> {
       return seeded.groupId;
     },
     train(name, options = {}) {
-      const args = [
-        'bin/edgerl.js',
-        'train',
-        '--once',
-        '--policy',
-        'agent',
-        '--model',
+      const args = trainOnceArgs({
         modelDir,
-        '--inference-url',
-        `${serving.url}/v1`,
-        '--database-url',
-        database.url,
-        '--output-dir',
-        join(root, name),
-        '--reward',
-        'verifier',
-        '--lr',
-        '0.005',
-        '--lora-rank',
-        '4',
-        '--lora-targets',
-        'q_proj,v_proj',
-        ...(options.leaseSeconds ? ['--lease-seconds', String(options.leaseSeconds)] : []),
-      ];
+        inferenceUrl: `${serving.url}/v1`,
+        outputDir: join(root, name),
+        extra: [
+          '--database-url',
+          database.url,
+          ...(options.leaseSeconds ? ['--lease-seconds', String(options.leaseSeconds)] : []),
+        ],
+      });
       const { EDGERL_TRAIN_PAUSE_AT: _pause, DATABASE_URL: _url, ...env } = process.env;
       const child = spawn(process.execPath, args, {
         cwd: repo,
