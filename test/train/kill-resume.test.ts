@@ -2,7 +2,8 @@
 // no data is lost, no group is trained twice, and the second run either finishes the first one's
 // checkpoint (killed after it was written) or trains the groups afresh (killed before). The child
 // pauses at the point named by EDGERL_TRAIN_PAUSE_AT, says so on stderr, and is killed with SIGKILL.
-// Store: the embedded PGlite store in a data directory (each process opens it in turn).
+// Also SIGTERM mid-cycle (the run ends interrupted). Store: the embedded PGlite store in a data
+// directory (each process opens it in turn).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
@@ -216,5 +217,33 @@ describe('edgerl train: kill -9 and resume', () => {
       '0002',
     ]);
     expect((await readOptimizerState(join(outputDir, 'checkpoints', '0002'))).step).toBe(2);
+  });
+
+  it('SIGTERM mid-cycle: the run ends interrupted, the group goes back, the next run trains it', async () => {
+    const { groupId } = await seed(3);
+    const run = train('trained');
+    const deadline = Date.now() + 90_000;
+    while (!run.output().includes('paused at trained')) {
+      if (run.child.exitCode !== null) throw new Error(`trainer exited early:\n${run.output()}`);
+      if (Date.now() > deadline) {
+        run.child.kill('SIGKILL');
+        throw new Error(`trainer never reached trained:\n${run.output()}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    run.child.kill('SIGTERM');
+    expect(await run.exited, run.output()).toBe(143);
+    const midway = await ledger();
+    expect(midway.runs.at(-1)).toBe('interrupted');
+    expect(midway.groups.find((group) => group.id === groupId)).toMatchObject({
+      status: 'complete',
+      owner: null,
+    });
+
+    await trainToEnd();
+    const after = await ledger();
+    expect(after.runs.slice(midway.runs.length)).toEqual(['finished']);
+    expect(after.groups.find((group) => group.id === groupId)?.status).toBe('trained');
+    expect(after.steps.filter((step) => step.groups.includes(groupId))).toHaveLength(1);
   });
 });
