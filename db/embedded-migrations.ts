@@ -60,4 +60,11 @@ export const embeddedMigrations: readonly EmbeddedMigration[] = [
     hash: '8d1cb5404b32566c297ae95b386554d65c4000894f7b3c59251a7e777cf40c8c',
     sql: 'ALTER TABLE "judge_scores" ADD COLUMN "details" jsonb;--> statement-breakpoint\nALTER TABLE "trajectories" ADD COLUMN "tools" jsonb;',
   },
+  {
+    tag: '0007_policy_leases',
+    folderMillis: 1796117087392,
+    breakpoints: true,
+    hash: 'a77e645527a5c348c476f71d3d6ad3f1925570aca2006073ebc7725079760795',
+    sql: 'CREATE TABLE "policy_leases" (\n\t"policy_id" uuid PRIMARY KEY NOT NULL,\n\t"owner" text NOT NULL,\n\t"expires_at" timestamp with time zone NOT NULL,\n\t"taken_at" timestamp with time zone DEFAULT now() NOT NULL\n);\n--> statement-breakpoint\nALTER TABLE "training_runs" DROP CONSTRAINT "training_runs_status_check";--> statement-breakpoint\nALTER TABLE "policy_leases" ADD CONSTRAINT "policy_leases_policy_id_policies_id_fk" FOREIGN KEY ("policy_id") REFERENCES "public"."policies"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint\nALTER TABLE "training_runs" ADD CONSTRAINT "training_runs_status_check" CHECK ("training_runs"."status" in (\'running\', \'finished\', \'failed\', \'interrupted\'));',
+  },
 ];

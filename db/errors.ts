@@ -13,6 +13,8 @@ export const storeErrorCodes = [
   'trajectory-closed',
   /** The caller no longer holds the lease on a group (it expired and another trainer claimed it). */
   'lease-lost',
+  /** The caller does not hold the policy's lease (another trainer advances the policy): nothing is published. */
+  'policy-lease-lost',
   /** runReadOnlyQuery refused the statement before running it (several statements, a write, …). */
   'query-refused',
   /** runReadOnlyQuery's statement failed in Postgres (syntax, unknown column, timeout); the message has the SQLSTATE. */

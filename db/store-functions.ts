@@ -23,6 +23,7 @@ import { markGroupComplete, markGroupFailed } from './store/mark-group.ts';
 import { markGroupsTrained } from './store/mark-groups-trained.ts';
 import { reclaimGroups, releaseOwnerLeases } from './store/owner-leases.ts';
 import { createPolicy, getPolicy } from './store/policies.ts';
+import { releasePolicyLease, renewPolicyLease, takePolicyLease } from './store/policy-leases.ts';
 import { publishPolicyVersion, registerPolicyVersion, retirePolicyVersion } from './store/policy-versions.ts';
 import { promoteArm } from './store/promote-arm.ts';
 import { markGroupUnscored, recordJudgeScores } from './store/record-judge-scores.ts';
@@ -74,6 +75,9 @@ export const storeFunctions = {
   startTrainingRun,
   recordTrainingStep,
   finishTrainingRun,
+  takePolicyLease,
+  renewPolicyLease,
+  releasePolicyLease,
   // Policies and versions
   createPolicy,
   getPolicy,

@@ -2,10 +2,12 @@
 // tokenizer and the adapters found under `adaptersDir` (each subdirectory with an adapter_config.json,
 // served under the folder's name, as vLLM's --lora-modules name=path), and listens with
 // @hono/node-server. Port 0 picks a free port; `url` says which. Leaves flag and env parsing to the CLI.
+import { Server } from 'node:http';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { serve } from '@hono/node-server';
+import { serverKeepAliveMs } from '../protocol/keep-alive.ts';
 import { selectBackend } from '../model/backend.ts';
 import { loadModel } from '../model/policy-model.ts';
 import { loadTokenizer } from '../model/tokenizer/index.ts';
@@ -85,6 +87,7 @@ export async function serveModel({ log: logTo, ...input }: ServeModelOptions): P
   const { host } = options;
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const started = serve({ fetch: app.fetch, hostname: host, port: options.port }, () => resolve(started));
+    if (started instanceof Server) started.keepAliveTimeout = serverKeepAliveMs;
     started.once('error', reject);
   }).catch(async (error: unknown) => {
     await shutdown();

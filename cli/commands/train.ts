@@ -37,7 +37,8 @@ One cycle claims complete rollout groups under a lease, scores them (RULER and/o
 runs GRPO on the policy's LoRA adapter, writes a checkpoint (PEFT dir + optimizer state), publishes
 it to the inference server (load_lora_adapter, /v1/models, a probe), and only then registers the
 version as published and the groups as trained. A killed run resumes from its checkpoint. Safe to
-run from cron. Exit status 1 when publication failed (the previous version keeps serving).
+run from cron. Exit status 1 when publication failed (the previous version keeps serving), 3 when
+another trainer holds the policy's lease (one trainer advances a policy at a time).
 
 ${usageOptions([...trainFields, ...trainJobFields], sections)}`,
   options: { ...configOptions(trainJobFields), ...configOptions(trainFields) },

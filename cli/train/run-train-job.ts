@@ -1,5 +1,7 @@
 // The `edgerl train` job once its settings are read: the backend, the store, the trainer session, then
-// one cycle (RL or SFT) or `--every`'s schedule. Exit status 1 when publication failed.
+// one cycle (RL or SFT) or `--every`'s schedule. Exit status 1 when publication failed, 3 when another
+// trainer holds the policy's lease. The training runs it started end finished, failed (an error) or
+// interrupted (SIGINT/SIGTERM).
 import { openStore } from '../../db/drivers/open-store.ts';
 import type { StoreConfig } from '../../db/drivers/store-config.ts';
 import { selectBackend } from '../../model/backend.ts';
@@ -7,7 +9,13 @@ import { createProgress, type ProgressStream } from '../../trainer/train/progres
 import { runCycle } from '../../trainer/train/run-cycle.ts';
 import { runSft } from '../../trainer/train/sft.ts';
 import type { TrainConfig } from '../../trainer/train/train-config.ts';
-import { type TrainerDeps, TrainerSession } from '../../trainer/train/trainer-session.ts';
+import {
+  PolicyLeasedError,
+  type RunEnd,
+  type TrainerDeps,
+  TrainerSession,
+} from '../../trainer/train/trainer-session.ts';
+import { errorMessage } from '../../protocol/error-message.ts';
 import { describeCycle } from './describe-cycle.ts';
 import { repeatCycles } from './repeat-cycles.ts';
 
@@ -23,18 +31,41 @@ export interface TrainJob {
   readonly stderr: NodeJS.WritableStream;
 }
 
+/** Another trainer holds the policy's lease (EX_TEMPFAIL would be 75; 3 keeps to small codes). */
+export const policyLeasedExitCode = 3;
+
 export async function runTrainJob(job: TrainJob): Promise<number> {
   const { config, stdout, stderr } = job;
   await selectBackend({ requested: job.backend, log: (line) => stderr.write(`${line}\n`) });
   const store = await openStore({ url: job.store.url, dataDir: job.store.dataDir });
   let session: TrainerSession | undefined;
+  let end: RunEnd = { status: 'finished' };
+  let signalled: NodeJS.Signals | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    signalled = signal;
+    // --every stops after the current cycle (repeat-cycles.ts); --once ends its runs and exits now.
+    if (job.everyMs !== undefined) return;
+    stderr.write(`edgerl train: ${signal}: stopping\n`);
+    const exit = () => process.exit(signal === 'SIGINT' ? 130 : 143);
+    void (
+      session?.end({ status: 'interrupted', reason: `stopped by ${signal}` }) ?? Promise.resolve()
+    ).finally(exit);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   try {
-    session = await TrainerSession.open(config, {
-      store,
-      progress: createProgress(stderr as unknown as ProgressStream),
-      ...(job.judge ? { judge: job.judge } : {}),
-      ...(job.hook ? { hook: job.hook } : {}),
-    });
+    try {
+      session = await TrainerSession.open(config, {
+        store,
+        progress: createProgress(stderr as unknown as ProgressStream),
+        ...(job.judge ? { judge: job.judge } : {}),
+        ...(job.hook ? { hook: job.hook } : {}),
+      });
+    } catch (error) {
+      if (!(error instanceof PolicyLeasedError)) throw error;
+      stderr.write(`edgerl train: ${error.message}; exiting without training\n`);
+      return policyLeasedExitCode;
+    }
     const opened = session;
     const cycle = () => (config.mode === 'sft' ? runSft(opened) : runCycle(opened));
     if (job.everyMs === undefined) {
@@ -42,9 +73,16 @@ export async function runTrainJob(job: TrainJob): Promise<number> {
       stdout.write(`${describeCycle(report)}\n`);
       return report.kind === 'publish-failed' ? 1 : 0;
     }
-    return await repeatCycles(cycle, job.everyMs, stdout, stderr);
+    const code = await repeatCycles(cycle, job.everyMs, stdout, stderr);
+    if (signalled) end = { status: 'interrupted', reason: `stopped by ${signalled}` };
+    return code;
+  } catch (error) {
+    end = { status: 'failed', reason: errorMessage(error) };
+    throw error;
   } finally {
-    await session?.close();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await session?.close(end);
     await store.close();
   }
 }

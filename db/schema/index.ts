@@ -4,6 +4,7 @@ export * from './experiments.ts';
 export * from './judge-scores.ts';
 export * from './policies.ts';
 export * from './policy-default-changes.ts';
+export * from './policy-leases.ts';
 export * from './rollout-groups.ts';
 export * from './tasks.ts';
 export * from './training-steps.ts';

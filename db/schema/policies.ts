@@ -17,7 +17,9 @@ import {
 import { checkOneOf, timestamptz } from './columns.ts';
 import type { Metadata } from './json.ts';
 
-export const trainingRunStatuses = ['running', 'finished', 'failed'] as const;
+// finished: the trainer's normal end; failed: an error ended it; interrupted: a signal, or a crash noticed by
+// the next trainer that took the policy's lease over.
+export const trainingRunStatuses = ['running', 'finished', 'failed', 'interrupted'] as const;
 export type TrainingRunStatus = (typeof trainingRunStatuses)[number];
 
 /** A named agent policy on one base model (`agent` on `Qwen/Qwen2.5-0.5B-Instruct`). */

@@ -3,7 +3,7 @@
 // that carried no signal too, with the reason kept), and per-trajectory training notes (tokenization
 // drift) are merged into the trajectories' metadata. One transaction, so a trainer killed at any
 // point either finished all of it or none, and a group is never marked without the version that
-// includes it. Also: noting why a publication failed on the unpublished version.
+// includes it; a version is published only by the holder of its policy's lease. Also: noting why a publication failed on the unpublished version.
 import { eq, inArray, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { StoreError } from '../errors.ts';
@@ -15,6 +15,7 @@ import type { StoreDb } from '../store-db.ts';
 import { id, leaseOwner } from './fields.ts';
 import { markGroupsTrained } from './mark-groups-trained.ts';
 import { parseInput } from './parse-input.ts';
+import { assertPolicyLease } from './policy-leases.ts';
 import { publishPolicyVersion } from './policy-versions.ts';
 
 const commitTrainingCycleSchema = z.object({
@@ -52,6 +53,15 @@ export async function commitTrainingCycle(
     );
   }
   return db.transaction(async (tx) => {
+    if (commit.versionId) {
+      // One lineage per policy: only the trainer holding the policy's lease publishes a version of it.
+      const [target] = await tx
+        .select({ policyId: policyVersions.policyId })
+        .from(policyVersions)
+        .where(eq(policyVersions.id, commit.versionId));
+      if (!target) throw new StoreError('not-found', `policy version ${commit.versionId} does not exist`);
+      await assertPolicyLease(tx, [target.policyId], commit.owner);
+    }
     const version = commit.versionId
       ? await publishPolicyVersion(tx, {
           versionId: commit.versionId,

@@ -75,12 +75,13 @@ export async function recordTrainingStep(db: StoreDb, input: RecordTrainingStepI
 const finishTrainingRunSchema = z
   .object({
     trainingRunId: id,
-    status: z.enum(['finished', 'failed']),
+    /** finished: the trainer's normal end; failed: an error; interrupted: a signal stopped it. */
+    status: z.enum(['finished', 'failed', 'interrupted']),
     errorReason: z.string().min(1).max(2000).optional(),
   })
-  .refine((finish) => finish.status === 'failed' || !finish.errorReason, {
+  .refine((finish) => finish.status !== 'finished' || !finish.errorReason, {
     path: ['errorReason'],
-    message: 'only for status "failed"',
+    message: 'not for status "finished"',
   })
   .refine((finish) => finish.status !== 'failed' || finish.errorReason, {
     path: ['errorReason'],

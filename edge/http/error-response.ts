@@ -27,6 +27,7 @@ const storeCodes = {
   conflict: 'conflict',
   'trajectory-closed': 'conflict',
   'lease-lost': 'conflict',
+  'policy-lease-lost': 'conflict',
   'query-refused': 'invalid-request',
   'query-failed': 'invalid-request',
   'not-migrated': 'unavailable',

@@ -3,8 +3,10 @@
 // tests, the demo and `edgerl edge` share one way to start it. An edge started on a store that holds
 // unfinished rollouts (the process stopped mid-way) dispatches them again; they resume from their
 // stored turns. Node-only (PGlite, node:http): the Worker entry is worker.ts.
+import { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
+import { serverKeepAliveMs } from '../../protocol/keep-alive.ts';
 import { type OpenStoreOptions, openStore } from '../../db/drivers/open-store.ts';
 import type { Store } from '../../db/store.ts';
 import { createApp, type EdgeApp, type EdgeLimits } from '../app.ts';
@@ -121,6 +123,7 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
   const hostname = options.hostname ?? '127.0.0.1';
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const started = serve({ fetch: app.fetch, port: options.port ?? 8787, hostname }, () => resolve(started));
+    if (started instanceof Server) started.keepAliveTimeout = serverKeepAliveMs;
     started.once('error', reject);
   });
   const { port } = server.address() as AddressInfo;

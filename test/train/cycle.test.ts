@@ -2,7 +2,8 @@
 // (`serveModel` on port 0) with the tiny model: verifier rewards end in a published, servable adapter
 // that moved the positive trajectories' logprobs up and the negative ones' down; RULER rewards go
 // through the judge double; a failed publication leaves the previous version serving, says why, and
-// is finished by the next run without training again.
+// is finished by the next run without training again. One lineage per policy: a leased policy refuses a
+// second session, and a checkpoint behind the default restarts from the default.
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,7 +22,7 @@ import { storedMessages } from '../../trainer/train/stored-messages.ts';
 import { silentProgress } from '../../trainer/train/progress.ts';
 import { runCycle } from '../../trainer/train/run-cycle.ts';
 import { resolveTrainConfig, type TrainConfigInput } from '../../trainer/train/train-config.ts';
-import { type TrainerDeps, TrainerSession } from '../../trainer/train/trainer-session.ts';
+import { PolicyLeasedError, type TrainerDeps, TrainerSession } from '../../trainer/train/trainer-session.ts';
 import { answerWith, type JudgeServer, startJudgeServer } from '../doubles/judge-server.ts';
 import { openTestStore, type TestStore } from '../support/open-test-store.ts';
 import { seedGroup, seedPolicy } from './support/seed-groups.ts';
@@ -279,5 +280,86 @@ describe('edgerl train --once (in process)', () => {
       ['agent-f@1'],
     )) as [number];
     expect(steps).toBe(1);
+  });
+});
+
+/** A trainer `trainer` of its own (owner and output directory) on `policyName`. */
+function lineageConfig(policyName: string, trainer: string) {
+  return config(policyName, {
+    owner: `test:${trainer}`,
+    outputDir: join(root, `out-${policyName}-${trainer}`),
+  });
+}
+
+async function trainOnce(policyName: string, trainer: string, lines: string[] = []) {
+  const progress = { line: (text: string) => lines.push(text), microBatch: () => {}, stepEnd: () => {} };
+  const session = await TrainerSession.open(lineageConfig(policyName, trainer), { store, progress });
+  try {
+    return await runCycle(session);
+  } finally {
+    await session.close();
+  }
+}
+
+describe('one lineage per policy', () => {
+  it('refuses a second session on a leased policy, not on another policy', async () => {
+    await seedPolicy(store, 'lease-a');
+    await seedPolicy(store, 'lease-b');
+    const holder = await TrainerSession.open(lineageConfig('lease-a', 'one'), {
+      store,
+      progress: silentProgress,
+    });
+    try {
+      const refused = await TrainerSession.open(lineageConfig('lease-a', 'two'), {
+        store,
+        progress: silentProgress,
+      }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(refused).toBeInstanceOf(PolicyLeasedError);
+      expect(String((refused as Error).message)).toContain('is being trained by test:one');
+      const other = await TrainerSession.open(lineageConfig('lease-b', 'two'), {
+        store,
+        progress: silentProgress,
+      });
+      await other.close();
+    } finally {
+      await holder.close();
+    }
+    // Closed, the lease is free again.
+    const next = await TrainerSession.open(lineageConfig('lease-a', 'two'), {
+      store,
+      progress: silentProgress,
+    });
+    await next.close();
+  });
+
+  it('a trainer whose checkpoint is behind the default continues from the default', async () => {
+    const { base } = await seedPolicy(store, 'chain');
+    const seed = async (n: number) =>
+      (await seedGroup(store, sampler, tokenizer, { versionId: base.id, rewards: [1, 0, 0, 1], seed: n }))
+        .groupId;
+    const first = await seed(1);
+    expect(await trainOnce('chain', 'x')).toMatchObject({ kind: 'published', adapterName: 'chain@1' });
+    const second = await seed(2);
+    expect(await trainOnce('chain', 'y')).toMatchObject({ kind: 'published', adapterName: 'chain@2' });
+    const third = await seed(3);
+    const lines: string[] = [];
+    // x's checkpoint holds chain@1; the default is chain@2 (y's).
+    expect(await trainOnce('chain', 'x', lines)).toMatchObject({ kind: 'published', adapterName: 'chain@3' });
+    expect(lines.join('\n')).toContain('not chain@2 (the default); starting from the default');
+    const versions = (
+      await store.sql.query(
+        `select v.id, v.parent_version_id, v.metadata->'groupIds' from policy_versions v
+         join policies p on p.id = v.policy_id where p.name = 'chain' order by v.version`,
+        [],
+      )
+    ).rows;
+    for (const [index, version] of versions.entries()) {
+      if (index > 0) expect(version[1]).toBe(versions[index - 1]?.[0]);
+    }
+    expect(versions.slice(1).map((version) => version[2])).toEqual([[first], [second], [third]]);
+    expect((await store.getDefaultVersion({ policyName: 'chain' }))?.id).toBe(versions.at(-1)?.[0]);
   });
 });

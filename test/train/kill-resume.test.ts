@@ -2,7 +2,8 @@
 // no data is lost, no group is trained twice, and the second run either finishes the first one's
 // checkpoint (killed after it was written) or trains the groups afresh (killed before). The child
 // pauses at the point named by EDGERL_TRAIN_PAUSE_AT, says so on stderr, and is killed with SIGKILL.
-// Store: the embedded PGlite store in a data directory (each process opens it in turn).
+// Also SIGTERM mid-cycle (the run ends interrupted). Store: the embedded PGlite store in a data
+// directory (each process opens it in turn).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
@@ -19,6 +20,7 @@ import { type ServingModel, serveModel } from '../../serve/serve-model.ts';
 import { readOptimizerState } from '../../trainer/train/checkpoint.ts';
 import type { HookPoint } from '../../trainer/train/trainer-session.ts';
 import { seedGroup, seedPolicy } from './support/seed-groups.ts';
+import { trainOnceArgs } from './support/train-once-args.ts';
 import { useWasm, writeTinyModelDir } from './support/tiny-policy.ts';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
@@ -66,29 +68,12 @@ function train(pauseAt?: HookPoint): {
   output: () => string;
   exited: Promise<number | null>;
 } {
-  const args = [
-    'bin/edgerl.js',
-    'train',
-    '--once',
-    '--policy',
-    'agent',
-    '--model',
+  const args = trainOnceArgs({
     modelDir,
-    '--inference-url',
-    `${serving.url}/v1`,
-    '--data-dir',
-    dataDir,
-    '--output-dir',
+    inferenceUrl: `${serving.url}/v1`,
     outputDir,
-    '--reward',
-    'verifier',
-    '--lr',
-    '0.005',
-    '--lora-rank',
-    '4',
-    '--lora-targets',
-    'q_proj,v_proj',
-  ];
+    extra: ['--data-dir', dataDir],
+  });
   const { EDGERL_TRAIN_PAUSE_AT: _ignored, DATABASE_URL: _url, ...env } = process.env;
   const child = spawn(process.execPath, args, {
     cwd: repo,
@@ -170,7 +155,10 @@ async function ledger() {
       owner: owner as string | null,
     }));
     const defaultVersion = (await store.getDefaultVersion({ policyName: 'agent' }))?.adapterName;
-    return { steps, versions, groups, defaultVersion, turns: await turnCount(store) };
+    const runs = (await store.sql.query('select status from training_runs order by started_at', [])).rows.map(
+      ([status]) => String(status),
+    );
+    return { steps, versions, groups, defaultVersion, runs, turns: await turnCount(store) };
   });
 }
 
@@ -197,6 +185,8 @@ describe('edgerl train: kill -9 and resume', () => {
       owner: null,
     });
     expect(after.turns).toBe(turns);
+    // The killed run's checkpoint was finished by the next process, which then ended that run.
+    expect(after.runs).toEqual(['finished']);
     expect((await readOptimizerState(join(outputDir, 'checkpoints', '0001'))).step).toBe(1);
   });
 
@@ -208,6 +198,7 @@ describe('edgerl train: kill -9 and resume', () => {
     // The dead run still holds the lease; nothing of its step reached the store.
     expect(midway.groups.find((group) => group.id === groupId)?.status).toBe('complete');
     expect(midway.steps).toHaveLength(1);
+    expect(midway.runs).toEqual(['finished', 'running']);
 
     await trainToEnd();
     const after = await ledger();
@@ -216,6 +207,8 @@ describe('edgerl train: kill -9 and resume', () => {
     expect(after.versions.at(-1)).toBe('agent@2:published');
     expect(after.defaultVersion).toBe('agent@2');
     expect(after.groups.find((group) => group.id === groupId)?.status).toBe('trained');
+    // The killed run was left running; the next trainer, taking the policy lease, ended it.
+    expect(after.runs).toEqual(['finished', 'interrupted', 'finished']);
     // Every group trained exactly once, by exactly one step; one checkpoint per step.
     const trainedBySteps = after.steps.flatMap((step) => step.groups);
     expect(new Set(trainedBySteps).size).toBe(trainedBySteps.length);
@@ -224,5 +217,33 @@ describe('edgerl train: kill -9 and resume', () => {
       '0002',
     ]);
     expect((await readOptimizerState(join(outputDir, 'checkpoints', '0002'))).step).toBe(2);
+  });
+
+  it('SIGTERM mid-cycle: the run ends interrupted, the group goes back, the next run trains it', async () => {
+    const { groupId } = await seed(3);
+    const run = train('trained');
+    const deadline = Date.now() + 90_000;
+    while (!run.output().includes('paused at trained')) {
+      if (run.child.exitCode !== null) throw new Error(`trainer exited early:\n${run.output()}`);
+      if (Date.now() > deadline) {
+        run.child.kill('SIGKILL');
+        throw new Error(`trainer never reached trained:\n${run.output()}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    run.child.kill('SIGTERM');
+    expect(await run.exited, run.output()).toBe(143);
+    const midway = await ledger();
+    expect(midway.runs.at(-1)).toBe('interrupted');
+    expect(midway.groups.find((group) => group.id === groupId)).toMatchObject({
+      status: 'complete',
+      owner: null,
+    });
+
+    await trainToEnd();
+    const after = await ledger();
+    expect(after.runs.slice(midway.runs.length)).toEqual(['finished']);
+    expect(after.groups.find((group) => group.id === groupId)?.status).toBe('trained');
+    expect(after.steps.filter((step) => step.groups.includes(groupId))).toHaveLength(1);
   });
 });

@@ -86,6 +86,7 @@ describe('commitTrainingCycle', () => {
     const used = await makeCompleteGroup(store, [1, 0]);
     const flat = await makeCompleteGroup(store, [1, 1]);
     const owner = uniqueName('trainer');
+    await store.takePolicyLease({ policyId: policy.id, owner });
     await reclaimGroups(store.db, { owner, groupIds: [used.group.id, flat.group.id] });
     const trajectoryId = used.trajectories[0]?.id as string;
     const result = await commitTrainingCycle(store.db, {
@@ -118,6 +119,7 @@ describe('commitTrainingCycle', () => {
     const { policy, run, next } = await policyWithVersion();
     const held = await makeCompleteGroup(store, [1, 0]);
     const lost = await makeCompleteGroup(store, [1, 0]);
+    await store.takePolicyLease({ policyId: policy.id, owner: 'a' });
     await reclaimGroups(store.db, { owner: 'a', groupIds: [held.group.id] });
     await reclaimGroups(store.db, { owner: 'b', groupIds: [lost.group.id] });
     const error = await commitTrainingCycle(store.db, {

@@ -149,7 +149,7 @@ export async function finishCheckpoint(
       trajectoryNotes: state.trajectoryNotes,
     });
   } catch (error) {
-    if (isStoreError(error, 'lease-lost')) {
+    if (isStoreError(error, 'lease-lost') || isStoreError(error, 'policy-lease-lost')) {
       await discard(session, checkpoint, [], `lost its groups before commit: ${error.message}`);
       return { kind: 'discarded', reason: error.message };
     }

@@ -2,12 +2,15 @@
 // adapter being trained and its AdamW state, the policy, and the lineage (step count, training run,
 // the version the next one descends from, a checkpoint still waiting to be published). Opening it
 // resumes from the newest checkpoint; with none, the adapter starts from the policy's serving adapter
-// when that is a local PEFT directory, else fresh (B = 0: the base model). Leaves out the cycle itself.
+// when that is a local PEFT directory, else fresh (B = 0: the base model). It holds the policy's lease
+// from open to close (one trainer advances a policy at a time) and ends the training runs it started.
+// Leaves out the cycle itself.
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Policy, PolicyVersion } from '../../db/schema/policies.ts';
 import { isStoreError } from '../../db/errors.ts';
+import { errorMessage } from '../../protocol/error-message.ts';
 import type { Store } from '../../db/store.ts';
 import { AdamW } from '../grpo/adamw.ts';
 import { setLoraATrainable } from '../../model/lora.ts';
@@ -33,6 +36,17 @@ export interface TrainerDeps {
   readonly hook?: (point: HookPoint) => Promise<void> | void;
 }
 
+/** Another trainer holds the policy's lease: this one trains nothing (`edgerl train` exits 3). */
+export class PolicyLeasedError extends Error {
+  override readonly name = 'PolicyLeasedError';
+  readonly code = 'policy-leased';
+}
+
+/** How a trainer process ended, recorded on the runs it started. */
+export type RunEnd =
+  | { readonly status: 'finished' }
+  | { readonly status: 'failed' | 'interrupted'; readonly reason: string };
+
 export interface Lineage {
   /** Optimiser steps taken so far (the next checkpoint is step + its steps). */
   step: number;
@@ -57,6 +71,10 @@ export class TrainerSession {
   /** The newest checkpoint when it is not committed yet: it must be published before training on. */
   pending: Checkpoint | undefined;
   readonly #lock: OutputLock;
+  /** Runs this process carries (started here, or its unpublished checkpoint's): ended at close. */
+  readonly #runs = new Set<string>();
+  #leaseTimer: NodeJS.Timeout | undefined;
+  #closed = false;
 
   private constructor(parts: {
     config: TrainConfig;
@@ -93,7 +111,13 @@ export class TrainerSession {
       ]);
       const policy = await ensurePolicy(deps.store, config);
       const session = new TrainerSession({ config, deps, model, tokenizer, policy, lock });
-      await session.restore();
+      await session.#takePolicyLease();
+      try {
+        await session.restore();
+      } catch (error) {
+        await session.#releasePolicyLease();
+        throw error;
+      }
       return session;
     } catch (error) {
       lock.release();
@@ -116,8 +140,23 @@ export class TrainerSession {
    */
   async restore(): Promise<void> {
     const checkpoints = await listCheckpoints(this.config.outputDir);
-    const latest = checkpoints.at(-1);
+    let latest = checkpoints.at(-1);
     const log = (line: string) => this.deps.progress.line(line);
+    const head = await this.deps.store.getDefaultVersion({ policyId: this.policy.id });
+    if (latest && this.config.publish.makeDefault && head) {
+      // One lineage: a checkpoint that does not descend from the policy's default (another trainer
+      // published meanwhile) is not continued; training starts again from the default's adapter.
+      const from = latest.commit ? latest.commit.versionId : latest.state.parentVersionId;
+      if (from !== head.id) {
+        log(
+          `checkpoint ${latest.state.step} descends from a version that is not ${head.adapterName} (the default); starting from the default`,
+        );
+        const step = latest.state.step;
+        latest = undefined;
+        await this.#startFrom(head, step);
+        return;
+      }
+    }
     if (latest) {
       await loadCheckpointAdapter(this.model, this.adapterName, latest.dir);
       this.optimizer = this.#newOptimizer();
@@ -139,7 +178,12 @@ export class TrainerSession {
       this.#noteShape(latest.dir);
       return;
     }
-    const start = await this.deps.store.getDefaultVersion({ policyId: this.policy.id });
+    await this.#startFrom(head, 0);
+  }
+
+  /** The adapter of `start` (or a fresh one), a new optimiser, and a lineage descending from `start`. */
+  async #startFrom(start: PolicyVersion | undefined, step: number): Promise<void> {
+    const log = (line: string) => this.deps.progress.line(line);
     const from = startingAdapterDir(start);
     if (this.model.adapterNames().includes(this.adapterName)) this.model.removeAdapter(this.adapterName);
     if (from) {
@@ -155,7 +199,7 @@ export class TrainerSession {
     }
     this.optimizer = this.#newOptimizer();
     this.lineage = {
-      step: 0,
+      step,
       trainingRunId: undefined,
       runConfigHash: undefined,
       runKind: undefined,
@@ -167,7 +211,12 @@ export class TrainerSession {
   /** The training run steps are recorded under: the lineage's, unless the mode or settings changed. */
   async ensureTrainingRun(): Promise<string> {
     const { trainingRunId, runConfigHash, runKind } = this.lineage;
-    if (trainingRunId && runConfigHash === this.configHash && runKind === this.config.mode)
+    if (
+      trainingRunId &&
+      this.#runs.has(trainingRunId) &&
+      runConfigHash === this.configHash &&
+      runKind === this.config.mode
+    )
       return trainingRunId;
     const run = await this.deps.store.startTrainingRun({
       policyId: this.policy.id,
@@ -184,14 +233,84 @@ export class TrainerSession {
       runConfigHash: this.configHash,
       runKind: this.config.mode,
     };
+    this.#runs.add(run.id);
     this.deps.progress.line(`training run ${run.id} (${this.config.mode})`);
     return run.id;
   }
 
-  async close(): Promise<void> {
+  /** Ends the runs this process carries as `end` says and gives the policy lease back; once. */
+  async end(end: RunEnd): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const trainingRunId of this.#runs) {
+      await this.deps.store
+        .finishTrainingRun(
+          end.status === 'finished'
+            ? { trainingRunId, status: 'finished' }
+            : { trainingRunId, status: end.status, errorReason: end.reason.slice(0, 2000) },
+        )
+        .catch((error: unknown) =>
+          this.deps.progress.line(`could not end training run ${trainingRunId}: ${errorMessage(error)}`),
+        );
+    }
+    // Group leases no checkpoint accounts for go back now (a signal stops a cycle mid-way).
+    await this.deps.store
+      .releaseOwnerLeases({ owner: this.config.owner, except: this.pending?.state.groupIds ?? [] })
+      .catch((error: unknown) =>
+        this.deps.progress.line(`could not release the group leases: ${errorMessage(error)}`),
+      );
+    await this.#releasePolicyLease();
+  }
+
+  async close(end: RunEnd = { status: 'finished' }): Promise<void> {
+    await this.end(end);
     this.optimizer?.dispose();
     this.model.dispose();
     this.#lock.release();
+  }
+
+  async #takePolicyLease(): Promise<void> {
+    const { store, progress } = this.deps;
+    const latest = (await listCheckpoints(this.config.outputDir)).at(-1);
+    const keep = latest && !latest.commit ? [latest.state.trainingRunId] : [];
+    const take = await store.takePolicyLease({
+      policyId: this.policy.id,
+      owner: this.config.owner,
+      leaseSeconds: this.config.leaseSeconds,
+      keepRunIds: keep,
+    });
+    if (!take.taken) {
+      throw new PolicyLeasedError(
+        `policy ${this.policy.name} is being trained by ${take.holder} (its lease runs until ${take.expiresAt.toISOString()}); one trainer advances a policy at a time`,
+      );
+    }
+    for (const runId of keep) this.#runs.add(runId);
+    if (take.interruptedRunIds.length > 0) {
+      progress.line(
+        `marked ${take.interruptedRunIds.length} training run(s) interrupted (left running by a trainer that stopped): ${take.interruptedRunIds.join(', ')}`,
+      );
+    }
+    const everyMs = Math.max(1000, (this.config.leaseSeconds * 1000) / 3);
+    this.#leaseTimer = setInterval(() => {
+      store
+        .renewPolicyLease({
+          policyId: this.policy.id,
+          owner: this.config.owner,
+          leaseSeconds: this.config.leaseSeconds,
+        })
+        .catch((error: unknown) => progress.line(`policy lease renewal failed: ${errorMessage(error)}`));
+    }, everyMs);
+    this.#leaseTimer.unref();
+  }
+
+  async #releasePolicyLease(): Promise<void> {
+    if (this.#leaseTimer) clearInterval(this.#leaseTimer);
+    this.#leaseTimer = undefined;
+    await this.deps.store
+      .releasePolicyLease({ policyId: this.policy.id, owner: this.config.owner })
+      .catch((error: unknown) =>
+        this.deps.progress.line(`could not release the policy lease: ${errorMessage(error)}`),
+      );
   }
 
   #newOptimizer(): AdamW {
