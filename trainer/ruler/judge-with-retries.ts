@@ -88,7 +88,10 @@ export async function judgeWithRetries(input: JudgeWithRetriesInput): Promise<Ju
           outcome.finishReason === 'length' ? ' (the answer was cut off at the token limit)' : '';
         const message = `${parsed.message}${truncated}`;
         history.push(`attempt ${attempt}: ${parsed.code}: ${message}`);
-        messages = [...prompt.messages, ...repairMessages(outcome.content, message, prompt.labels)];
+        messages = [
+          ...prompt.messages,
+          ...repairMessages(outcome.content, `${parsed.code}: ${message}`, prompt.labels),
+        ];
         throw new AttemptFailure(parsed.code, message, true, true);
       }
       const failure = outcome.failure;
