@@ -25,6 +25,7 @@ describe('errorResponse', () => {
       conflict: 409,
       'trajectory-closed': 409,
       'lease-lost': 409,
+      'policy-lease-lost': 409,
       'query-refused': 400,
       'query-failed': 400,
       'not-migrated': 503,

@@ -95,14 +95,15 @@ export function createRolloutGroup(
   context: Omit<StartRolloutContext, 'dispatcher'>,
   request: RolloutRequest,
 ): Promise<CreatedGroup> {
-  return context.store.transaction((store) => writeRolloutGroup({ ...context, store }, request));
+  const environment = environmentOf(context, request);
+  return context.store.transaction((store) => writeRolloutGroup({ ...context, store }, environment, request));
 }
 
-async function writeRolloutGroup(
-  context: Omit<StartRolloutContext, 'dispatcher'>,
+/** The named environment, checked before any store work (a Worker without a database still answers 400). */
+function environmentOf(
+  context: Pick<StartRolloutContext, 'environments'>,
   request: RolloutRequest,
-): Promise<CreatedGroup> {
-  const { store } = context;
+): Environment {
   const environment = Object.hasOwn(context.environments, request.env)
     ? context.environments[request.env]
     : undefined;
@@ -112,6 +113,15 @@ async function writeRolloutGroup(
       `unknown environment "${request.env}"; known: ${Object.keys(context.environments).join(', ')}`,
     );
   }
+  return environment;
+}
+
+async function writeRolloutGroup(
+  context: Omit<StartRolloutContext, 'dispatcher'>,
+  environment: Environment,
+  request: RolloutRequest,
+): Promise<CreatedGroup> {
+  const { store } = context;
   const { taskRow, task } = await chooseTask(context, environment, request);
   const stickinessKey = request.stickinessKey ?? crypto.randomUUID();
   const route = await resolveRoute(
@@ -139,10 +149,11 @@ export async function startRollout(
   request: RolloutRequest,
 ): Promise<StartedRollout> {
   const { store } = context;
+  const environment = environmentOf(context, request);
   // The group and every slot's trajectory commit together, before anything is queued: a failed
   // request writes nothing, and every queued message names a committed trajectory.
   const { group, taskRow, route, trajectoryIds } = await store.transaction(async (tx) => {
-    const created = await writeRolloutGroup({ ...context, store: tx }, request);
+    const created = await writeRolloutGroup({ ...context, store: tx }, environment, request);
     const routed = trajectoryRouteFields(created.route);
     // Stored with each trajectory, so training renders what the policy was offered even after the
     // environment's code changes.
