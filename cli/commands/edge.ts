@@ -13,6 +13,7 @@ import { configFields, documented, parseConfig } from '../../protocol/config-doc
 import { intBetween } from '../../protocol/config-fields.ts';
 import { defineCommand, UsageError } from '../command.ts';
 import { configOptions, readConfigFlags } from '../flags/config-flags.ts';
+import { storeFlagFields } from '../flags/store-flags.ts';
 import { usageOptions, usageVariables } from '../flags/config-usage.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 
@@ -30,19 +31,7 @@ export const edgeNodeSchema = z.strictObject({
     flag: 'host',
     arg: 'ADDR',
   }),
-  databaseUrl: documented(z.string().optional(), {
-    doc: 'postgres://… or memory://; unset: the embedded store',
-    flag: 'database-url',
-    arg: 'URL',
-    env: 'DATABASE_URL',
-  }),
-  dataDir: documented(z.string().optional(), {
-    doc: "the embedded store's directory",
-    shownDefault: '.edgerl/pgdata',
-    flag: 'data-dir',
-    arg: 'DIR',
-    env: 'EDGERL_DATA_DIR',
-  }),
+  ...storeFlagFields(),
   wrangler: documented(z.boolean().default(false), {
     doc: 'run the Worker with `wrangler dev` instead',
     flagDoc:
