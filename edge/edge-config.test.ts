@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { edgeConfigFromEnv } from './edge-config.ts';
+import { EdgeConfigError, edgeConfigFields, edgeConfigFromEnv } from './edge-config.ts';
 
 describe('edgeConfigFromEnv', () => {
   it('reads the variables with their defaults', () => {
@@ -33,15 +33,62 @@ describe('edgeConfigFromEnv', () => {
     expect(openai.episodeConcurrency).toBe(2);
   });
 
-  it('lists every problem with the variable to fix', () => {
-    expect(() =>
+  it('lists every problem with the variable to fix and what it should hold', () => {
+    let error: unknown;
+    try {
       edgeConfigFromEnv({
         INFERENCE_BASE_URL: 'localhost:8000',
         EPISODE_CONCURRENCY: '0',
+        INFERENCE_TIMEOUT_MS: '1.5',
         INFERENCE_TOKEN_IDS: 'yes',
-      }),
-    ).toThrow(
-      /INFERENCE_BASE_URL must be an http\(s\) URL[\s\S]*EDGE_API_KEYS must hold at least one key[\s\S]*EPISODE_CONCURRENCY must be a positive integer, got "0"[\s\S]*INFERENCE_TOKEN_IDS must be "true" or "false"/,
+      });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(EdgeConfigError);
+    expect((error as EdgeConfigError).code).toBe('invalid-edge-config');
+    expect([...(error as EdgeConfigError).issues].sort()).toEqual(
+      [
+        'INFERENCE_BASE_URL must be an http(s) URL such as http://127.0.0.1:8000/v1, got "localhost:8000"',
+        'EDGE_API_KEYS must hold at least one key (comma-separated); clients send it as a bearer token',
+        'EPISODE_CONCURRENCY must be a positive integer, got "0"',
+        'INFERENCE_TIMEOUT_MS must be a positive integer, got "1.5"',
+        'INFERENCE_TOKEN_IDS must be "true" or "false", got "yes"',
+      ].sort(),
     );
+  });
+
+  it('reads blank variables as unset and names a missing URL', () => {
+    const blank = {
+      INFERENCE_TIMEOUT_MS: ' ',
+      EPISODE_CONCURRENCY: '',
+      INFERENCE_TOKEN_IDS: '',
+      EDGE_API_KEYS: 'k',
+    };
+    expect(() => edgeConfigFromEnv(blank)).toThrow(
+      /^edge configuration:\n {2}INFERENCE_BASE_URL must be an http\(s\) URL .*, got ""$/,
+    );
+    const config = edgeConfigFromEnv({
+      ...blank,
+      INFERENCE_BASE_URL: ' http://h/v1 ',
+      INFERENCE_TOKEN_IDS: 'FALSE',
+    });
+    expect(config.upstream).toEqual({ baseUrl: 'http://h/v1', requestTokenIds: false, timeoutMs: 120_000 });
+    expect(config.episodeConcurrency).toBe(8);
+  });
+
+  it('documents every variable it reads, with the defaults it applies', () => {
+    const docs = Object.fromEntries(edgeConfigFields.map((field) => [field.doc.env, field.defaultValue]));
+    expect(docs).toEqual({
+      INFERENCE_BASE_URL: undefined,
+      INFERENCE_API_KEY: undefined,
+      INFERENCE_TOKEN_IDS: true,
+      INFERENCE_TIMEOUT_MS: 120_000,
+      EDGE_API_KEYS: undefined,
+      DEFAULT_MODEL: undefined,
+      EPISODE_CONCURRENCY: 8,
+    });
+    // Each field is read from the variable it documents.
+    for (const field of edgeConfigFields) expect(field.path).toEqual([field.doc.env]);
   });
 });

@@ -1,6 +1,8 @@
-// The edge's configuration, read once by each entry point (Worker env bindings, or process.env and
-// flags in Node) from the same variable names, with defaults and the checks that say how to fix a
-// bad value. Modules get the slices they need; nothing else reads the environment.
+// The edge's configuration as a zod schema over the variables it reads (Worker env bindings, or
+// process.env and flags in Node), each default written once beside its doc; the checks say how to
+// fix a bad value. Modules get the slices they need; nothing else reads the environment.
+import { z } from 'zod';
+import { configFields, documented, parseConfig } from '../protocol/config-docs.ts';
 import { ConfigError } from '../protocol/config-error.ts';
 import type { UpstreamEndpoint } from './proxy/upstream.ts';
 
@@ -16,24 +18,117 @@ export interface EdgeConfig {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** The defaults of the optional variables. */
-export const edgeDefaults = {
-  /** 120 s: a long agent turn on a loaded vLLM server; the episode loop retries timeouts. */
-  inferenceTimeoutMs: 120_000,
-  /** 8: enough to keep one inference server busy without starving the Node event loop of the edge. */
-  episodeConcurrency: 8,
-} as const;
+/** `edgerl serve-model`'s default address: where `edgerl edge` points when INFERENCE_BASE_URL is unset. */
+export const localInferenceUrl = 'http://127.0.0.1:8000/v1';
 
-/** Every variable the edge reads, with what it holds (and its default, from `edgeDefaults`). */
-export const edgeVariables = {
-  INFERENCE_BASE_URL: 'the OpenAI-compatible inference endpoint up to /v1 (vLLM, `edgerl serve-model`)',
-  INFERENCE_API_KEY: 'bearer key for the inference endpoint (optional; local servers need none)',
-  INFERENCE_TOKEN_IDS: '"false" for endpoints that reject vLLM\'s return_token_ids (OpenAI); default true',
-  INFERENCE_TIMEOUT_MS: `one inference call, in ms; default ${edgeDefaults.inferenceTimeoutMs}`,
-  EDGE_API_KEYS: 'comma-separated bearer keys clients must send to /v1',
-  DEFAULT_MODEL: 'policy or model requests get when they name neither a policy nor an experiment (optional)',
-  EPISODE_CONCURRENCY: `Node: episodes running at once; default ${edgeDefaults.episodeConcurrency}`,
-} as const;
+/** A variable's text as a positive integer; the message keeps the text as written. */
+const positiveIntText = () =>
+  z.string().transform((raw, context) => {
+    const value = Number(raw);
+    if (Number.isInteger(value) && value >= 1) return value;
+    context.issues.push({ code: 'custom', input: raw, message: `must be a positive integer, got "${raw}"` });
+    return z.NEVER;
+  });
+
+const baseUrlMessage = (issue: { input: unknown }) =>
+  `must be an http(s) URL such as ${localInferenceUrl}, got "${typeof issue.input === 'string' ? issue.input : ''}"`;
+
+const apiKeysMessage = 'must hold at least one key (comma-separated); clients send it as a bearer token';
+
+const section = 'Edge (the Worker reads the same variables)';
+
+/** Keyed by the variables themselves, so a problem names the variable to fix (issueLines' 'path'). */
+export const edgeConfigSchema = z
+  .object({
+    INFERENCE_BASE_URL: documented(
+      z.string({ error: baseUrlMessage }).regex(/^https?:\/\/[^/]/, { error: baseUrlMessage }),
+      {
+        doc: 'OpenAI-compatible inference endpoint up to /v1: vLLM, `edgerl serve-model`',
+        shownDefault: `in Node ${localInferenceUrl}, where \`edgerl serve-model\` listens`,
+        flag: 'inference-url',
+        arg: 'URL',
+        env: 'INFERENCE_BASE_URL',
+        section,
+      },
+    ),
+    INFERENCE_API_KEY: documented(z.string().optional(), {
+      doc: 'bearer key for the inference endpoint; local servers need none',
+      env: 'INFERENCE_API_KEY',
+    }),
+    INFERENCE_TOKEN_IDS: documented(
+      z
+        .string()
+        .transform((raw) => raw.toLowerCase())
+        .pipe(
+          z.enum(['true', 'false'], {
+            error: (issue) => `must be "true" or "false", got "${String(issue.input)}"`,
+          }),
+        )
+        .transform((text) => text === 'true')
+        .default(true),
+      {
+        doc: '"false" for endpoints that reject vLLM\'s return_token_ids (OpenAI)',
+        source: "vLLM's token ids keep training exact",
+        env: 'INFERENCE_TOKEN_IDS',
+      },
+    ),
+    INFERENCE_TIMEOUT_MS: documented(positiveIntText().default(120_000), {
+      doc: 'one inference call, in ms; the episode loop retries timeouts',
+      source: 'a long agent turn on a loaded vLLM server',
+      env: 'INFERENCE_TIMEOUT_MS',
+    }),
+    EDGE_API_KEYS: documented(
+      z
+        .string({ error: apiKeysMessage })
+        .transform((text) =>
+          text
+            .split(',')
+            .map((key) => key.trim())
+            .filter((key) => key.length > 0),
+        )
+        .pipe(z.array(z.string()).min(1, { error: apiKeysMessage })),
+      {
+        doc: 'bearer keys clients must send to /v1, comma-separated',
+        shownDefault: 'in Node, a random key, printed',
+        flag: 'api-key',
+        arg: 'KEY',
+        env: 'EDGE_API_KEYS',
+        section,
+      },
+    ),
+    DEFAULT_MODEL: documented(z.string().optional(), {
+      doc: 'policy or model for requests naming neither a policy nor an experiment',
+      flag: 'default-model',
+      arg: 'NAME',
+      env: 'DEFAULT_MODEL',
+      section,
+    }),
+    EPISODE_CONCURRENCY: documented(positiveIntText().default(8), {
+      doc: 'Node: episodes running at once',
+      source: 'keeps one inference server busy without starving the edge of its event loop',
+      flag: 'concurrency',
+      arg: 'N',
+      env: 'EPISODE_CONCURRENCY',
+      section,
+    }),
+  })
+  .transform(
+    (env): EdgeConfig => ({
+      upstream: {
+        baseUrl: env.INFERENCE_BASE_URL,
+        ...(env.INFERENCE_API_KEY ? { apiKey: env.INFERENCE_API_KEY } : {}),
+        requestTokenIds: env.INFERENCE_TOKEN_IDS,
+        timeoutMs: env.INFERENCE_TIMEOUT_MS,
+      },
+      apiKeys: env.EDGE_API_KEYS,
+      ...(env.DEFAULT_MODEL ? { defaultModel: env.DEFAULT_MODEL } : {}),
+      episodeConcurrency: env.EPISODE_CONCURRENCY,
+      policyTimeoutMs: env.INFERENCE_TIMEOUT_MS,
+    }),
+  );
+
+/** The variables the edge reads, in the schema's order, with their docs and defaults. */
+export const edgeConfigFields = configFields(edgeConfigSchema);
 
 /** Bad variables, every problem listed with the variable to fix. */
 export class EdgeConfigError extends ConfigError {
@@ -46,52 +141,12 @@ export class EdgeConfigError extends ConfigError {
 
 /** Throws one error listing every problem, each with the variable's name and what it should hold. */
 export function edgeConfigFromEnv(env: Env): EdgeConfig {
-  const problems: string[] = [];
-  const baseUrl = env.INFERENCE_BASE_URL?.trim() ?? '';
-  if (!/^https?:\/\/[^/]/.test(baseUrl)) {
-    problems.push(
-      `INFERENCE_BASE_URL must be an http(s) URL such as http://127.0.0.1:8000/v1, got "${baseUrl}"`,
-    );
+  // Blank counts as unset, as a Worker binding or an exported-but-empty shell variable reads.
+  const input: Record<string, string> = {};
+  for (const { path } of edgeConfigFields) {
+    const name = path.join('.');
+    const value = env[name]?.trim();
+    if (value) input[name] = value;
   }
-  const apiKeys = (env.EDGE_API_KEYS ?? '')
-    .split(',')
-    .map((key) => key.trim())
-    .filter((key) => key.length > 0);
-  if (apiKeys.length === 0) {
-    problems.push(
-      'EDGE_API_KEYS must hold at least one key (comma-separated); clients send it as a bearer token',
-    );
-  }
-  const timeoutMs = positiveInt(env, 'INFERENCE_TIMEOUT_MS', edgeDefaults.inferenceTimeoutMs, problems);
-  const concurrency = positiveInt(env, 'EPISODE_CONCURRENCY', edgeDefaults.episodeConcurrency, problems);
-  const tokenIds = env.INFERENCE_TOKEN_IDS?.trim().toLowerCase();
-  if (tokenIds !== undefined && tokenIds !== '' && tokenIds !== 'true' && tokenIds !== 'false') {
-    problems.push(`INFERENCE_TOKEN_IDS must be "true" or "false", got "${env.INFERENCE_TOKEN_IDS}"`);
-  }
-  if (problems.length > 0) throw new EdgeConfigError(problems);
-  const apiKey = env.INFERENCE_API_KEY?.trim();
-  const defaultModel = env.DEFAULT_MODEL?.trim();
-  return {
-    upstream: {
-      baseUrl,
-      ...(apiKey ? { apiKey } : {}),
-      requestTokenIds: tokenIds !== 'false',
-      timeoutMs,
-    },
-    apiKeys,
-    ...(defaultModel ? { defaultModel } : {}),
-    episodeConcurrency: concurrency,
-    policyTimeoutMs: timeoutMs,
-  };
-}
-
-function positiveInt(env: Env, name: string, fallback: number, problems: string[]): number {
-  const raw = env[name]?.trim();
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) {
-    problems.push(`${name} must be a positive integer, got "${raw}"`);
-    return fallback;
-  }
-  return value;
+  return parseConfig(edgeConfigSchema, input, (issues) => new EdgeConfigError(issues), 'path');
 }

@@ -4,15 +4,50 @@
 // (what `npm run dev` does). Runs until SIGINT or SIGTERM. Reads the environment here, the entry point.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
 import { storeConfigFromEnv } from '../../db/drivers/store-config.ts';
 import { startDevTunnel } from '../../edge/runtime/dev-tunnel.ts';
-import { edgeConfigFromEnv, edgeDefaults, edgeVariables } from '../../edge/edge-config.ts';
+import { edgeConfigFields, edgeConfigFromEnv, localInferenceUrl } from '../../edge/edge-config.ts';
 import { startEdge } from '../../edge/runtime/node.ts';
-import { defineCommand, intFlag, stringFlag, UsageError } from '../command.ts';
+import { configFields, documented, parseConfig } from '../../protocol/config-docs.ts';
+import { intBetween } from '../../protocol/config-fields.ts';
+import { defineCommand, UsageError } from '../command.ts';
+import { configOptions, readConfigFlags } from '../flags/config-flags.ts';
+import { storeFlagFields } from '../flags/store-flags.ts';
+import { usageOptions, usageVariables } from '../flags/config-usage.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 
-/** `edgerl serve-model`'s default address: what a local setup points at unless told otherwise. */
-const localInference = 'http://127.0.0.1:8000/v1';
+/** The Node process's own flags, besides the edge config's (edge/edge-config.ts). */
+export const edgeNodeSchema = z.strictObject({
+  port: documented(intBetween(0, 65_535).default(8787), {
+    doc: 'TCP port; 0 picks a free one',
+    source: "wrangler dev's",
+    flag: 'port',
+    arg: 'N',
+  }),
+  host: documented(z.string().min(1).default('127.0.0.1'), {
+    doc: 'interface to listen on; 0.0.0.0 exposes it',
+    source: 'local only',
+    flag: 'host',
+    arg: 'ADDR',
+  }),
+  ...storeFlagFields(),
+  wrangler: documented(z.boolean().default(false), {
+    doc: 'run the Worker with `wrangler dev` instead',
+    flagDoc:
+      'run the Worker with `wrangler dev` instead (reads .dev.vars), with a WebSocket tunnel to the local Postgres on --tunnel-port',
+    flag: 'wrangler',
+    sets: true,
+  }),
+  tunnelPort: documented(intBetween(1, 65_535).default(5480), {
+    doc: "the tunnel's port for --wrangler",
+    source: 'as in .dev.vars.example',
+    flag: 'tunnel-port',
+    arg: 'N',
+  }),
+});
+
+const nodeFields = configFields(edgeNodeSchema);
 
 export const edgeCommand = defineCommand({
   usage: `Usage: edgerl edge [options]
@@ -22,62 +57,37 @@ POST /v1/chat/completions) on the embedded store, or DATABASE_URL. Episodes run 
 at most EPISODE_CONCURRENCY at once; unfinished ones resume when it starts again on the same
 embedded store.
 
-Options:
-  --port N              TCP port (default 8787; 0 picks a free one)
-  --host ADDR           interface (default 127.0.0.1)
-  --inference-url URL   OpenAI-compatible endpoint up to /v1 (default INFERENCE_BASE_URL, else
-                        ${localInference}, where \`edgerl serve-model\` listens)
-  --api-key KEY         accept this bearer key (default EDGE_API_KEYS; without either, a random key
-                        is made and printed)
-  --default-model NAME  model for requests naming no policy (default DEFAULT_MODEL)
-  --concurrency N       episodes running at once (default EPISODE_CONCURRENCY, else ${edgeDefaults.episodeConcurrency})
-  --database-url URL    postgres://… or memory:// (default DATABASE_URL; unset: the embedded store)
-  --data-dir DIR        the embedded store's directory (default EDGERL_DATA_DIR, else .edgerl/pgdata)
-  --wrangler            run the Worker with \`wrangler dev\` instead (reads .dev.vars), with a
-                        WebSocket tunnel to the local Postgres on --tunnel-port
-  --tunnel-port N       the tunnel's port for --wrangler (default 5480, as in .dev.vars.example)
+${usageOptions([...nodeFields, ...edgeConfigFields])}
 
-Environment: ${Object.keys(edgeVariables).join(', ')}, DATABASE_URL.`,
-  options: {
-    port: { type: 'string' },
-    host: { type: 'string' },
-    'inference-url': { type: 'string' },
-    'api-key': { type: 'string' },
-    'default-model': { type: 'string' },
-    concurrency: { type: 'string' },
-    'database-url': { type: 'string' },
-    'data-dir': { type: 'string' },
-    wrangler: { type: 'boolean' },
-    'tunnel-port': { type: 'string' },
-  },
+Environment, besides the flags' variables:
+${usageVariables(edgeConfigFields)}`,
+  options: { ...configOptions(nodeFields), ...configOptions(edgeConfigFields) },
   async run({ values, env, stdout, stderr }) {
-    const port = intFlag(values, 'port', 8787, { min: 0, max: 65535 });
-    if (values.wrangler === true) {
-      return runWrangler(intFlag(values, 'tunnel-port', 5480, { min: 1, max: 65535 }), port, stdout, stderr);
-    }
-    const apiKey = stringFlag(values, 'api-key');
-    const generatedKey =
-      !apiKey && !env.EDGE_API_KEYS?.trim() ? `edgerl-${randomBytes(18).toString('base64url')}` : undefined;
+    const node = parseConfig(edgeNodeSchema, readConfigFlags(nodeFields, values, env), (issues) => {
+      return new UsageError(issues.join('; '));
+    });
+    if (node.wrangler) return runWrangler(node.tunnelPort, node.port, stdout, stderr);
+    // The flags stand in for their variables; edgeConfigFromEnv is the Worker's entry too.
+    const flags = readConfigFlags(edgeConfigFields, values, env) as Record<string, string>;
+    const generatedKey = flags.EDGE_API_KEYS?.trim()
+      ? undefined
+      : `edgerl-${randomBytes(18).toString('base64url')}`;
     let config: ReturnType<typeof edgeConfigFromEnv>;
     try {
       config = edgeConfigFromEnv({
         ...env,
-        INFERENCE_BASE_URL: stringFlag(values, 'inference-url') ?? (env.INFERENCE_BASE_URL || localInference),
-        EDGE_API_KEYS: apiKey ?? generatedKey ?? env.EDGE_API_KEYS,
-        DEFAULT_MODEL: stringFlag(values, 'default-model') ?? env.DEFAULT_MODEL,
-        EPISODE_CONCURRENCY: stringFlag(values, 'concurrency') ?? env.EPISODE_CONCURRENCY,
+        ...flags,
+        INFERENCE_BASE_URL: flags.INFERENCE_BASE_URL ?? localInferenceUrl,
+        EDGE_API_KEYS: generatedKey ?? flags.EDGE_API_KEYS,
       });
     } catch (error) {
       throw new UsageError(errorMessage(error));
     }
-    const store = storeConfigFromEnv(env, {
-      url: stringFlag(values, 'database-url'),
-      dataDir: stringFlag(values, 'data-dir'),
-    });
+    const store = storeConfigFromEnv(env, { url: node.databaseUrl, dataDir: node.dataDir });
     const edge = await startEdge({
       config,
-      port,
-      hostname: stringFlag(values, 'host') ?? '127.0.0.1',
+      port: node.port,
+      hostname: node.host,
       storeOptions: { url: store.url, dataDir: store.dataDir, migrations: 'apply' },
       log: (line) => stderr.write(`edgerl edge: ${line}\n`),
     });

@@ -1,5 +1,5 @@
 // The options part of a command's usage text, generated from its config schemas' field docs and
-// defaults: one line per flag (wrapped) under its section's heading. The synopsis and prose are the command's.
+// defaults: one line per flag (wrapped) under its section's heading, and the variables without a flag. The synopsis and prose are the command's.
 import type { ConfigField } from '../../protocol/config-docs.ts';
 
 /** Where the descriptions start, and the width they wrap at. */
@@ -35,6 +35,19 @@ export function optionLine({ doc, choices, defaultValue }: ConfigField): string 
     notes.length > 0 ? ` (${notes.join('; ')})` : '',
   ].join('');
   return wrap(name.length < column ? name.padEnd(column) : `${name} `, text);
+}
+
+/** `  NAME   what it means (default X)` for each field read from a variable that has no flag. */
+export function usageVariables(fields: readonly ConfigField[]): string {
+  return fields
+    .filter((field) => field.doc.env !== undefined && field.doc.flag === undefined)
+    .map(({ doc, choices, defaultValue }) => {
+      const name = `  ${doc.env}`;
+      const fallback = defaultText(doc.shownDefault, defaultValue);
+      const text = `${doc.doc}${choices ? `: ${choices.join(' | ')}` : ''}${fallback ? ` (${fallback})` : ''}`;
+      return wrap(name.length < column ? name.padEnd(column) : `${name} `, text);
+    })
+    .join('\n');
 }
 
 /** How a default reads in the usage text: `5e-6` rather than `0.000005`, lists comma-separated. */

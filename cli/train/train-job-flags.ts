@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { backendChoices, backendPreference } from '../../model/backend.ts';
 import { configFields, documented } from '../../protocol/config-docs.ts';
+import { storeFlagFields } from '../flags/store-flags.ts';
 
 const schedule = 'Schedule';
 const where = 'Where';
@@ -21,21 +22,7 @@ export const trainJobSchema = z.strictObject({
     arg: 'DURATION',
     section: schedule,
   }),
-  databaseUrl: documented(z.string().optional(), {
-    doc: 'postgres://… or memory://; unset: the embedded store',
-    flag: 'database-url',
-    arg: 'URL',
-    env: 'DATABASE_URL',
-    section: where,
-  }),
-  dataDir: documented(z.string().optional(), {
-    doc: "the embedded store's directory",
-    shownDefault: '.edgerl/pgdata',
-    flag: 'data-dir',
-    arg: 'DIR',
-    env: 'EDGERL_DATA_DIR',
-    section: where,
-  }),
+  ...storeFlagFields(where),
   backend: documented(z.string().optional(), {
     doc: `compute backend: ${Object.keys(backendChoices).join(' | ')}`,
     shownDefault: `the first available of ${backendPreference.join(' → ')}`,
