@@ -4,6 +4,7 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { judgeScoreDetailsSchema } from '../../protocol/judge-score-details.ts';
+import { mapStrings, storableMessage } from '../../protocol/stored-text.ts';
 import { StoreError } from '../errors.ts';
 import { judgeScores } from '../schema/judge-scores.ts';
 import { type RolloutGroup, rolloutGroups } from '../schema/rollout-groups.ts';
@@ -44,7 +45,9 @@ export const recordJudgeScoresSchema = z.object({
 export type RecordJudgeScoresInput = z.input<typeof recordJudgeScoresSchema>;
 
 export async function recordJudgeScores(db: StoreDb, input: RecordJudgeScoresInput): Promise<RolloutGroup> {
-  const judged = parseInput(recordJudgeScoresSchema, input, 'recordJudgeScores');
+  // A judge is a model too: its explanations are shown with NULs and lone surrogates spelled out
+  // (protocol/stored-text.ts storableMessage), never a reason to leave the group unscored.
+  const judged = parseInput(recordJudgeScoresSchema, input, 'recordJudgeScores', { keepText: ['scores'] });
   return db.transaction(async (tx) => {
     const group = await lockGroup(tx, judged.groupId);
     assertGroupMove(group.id, group.status, 'scored');
@@ -67,11 +70,11 @@ export async function recordJudgeScores(db: StoreDb, input: RecordJudgeScoresInp
         judgeModel: judged.judgeModel,
         rubricHash: judged.rubricHash,
         score: score.score,
-        explanation: score.explanation ?? null,
+        explanation: score.explanation === undefined ? null : storableMessage(score.explanation),
         promptTokens: score.promptTokens ?? null,
         completionTokens: score.completionTokens ?? null,
         costUsd: score.costUsd ?? null,
-        details: score.details ?? null,
+        details: score.details === undefined ? null : mapStrings(score.details, storableMessage),
       })),
     );
     for (const score of judged.scores) {
