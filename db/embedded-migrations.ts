@@ -74,4 +74,11 @@ export const embeddedMigrations: readonly EmbeddedMigration[] = [
     hash: 'd00b6dd51e244717785c8dfdc073f870e713c02f487339595f0ee341253a363a',
     sql: 'ALTER TABLE "trajectories" ADD COLUMN "text_encoding" text DEFAULT \'plain\' NOT NULL;--> statement-breakpoint\nALTER TABLE "turns" ADD COLUMN "text_encoding" text DEFAULT \'plain\' NOT NULL;--> statement-breakpoint\nALTER TABLE "trajectories" ADD CONSTRAINT "trajectories_text_encoding_check" CHECK ("trajectories"."text_encoding" in (\'plain\', \'escaped\'));--> statement-breakpoint\nALTER TABLE "turns" ADD CONSTRAINT "turns_text_encoding_check" CHECK ("turns"."text_encoding" in (\'plain\', \'escaped\'));',
   },
+  {
+    tag: '0009_score_attempts',
+    folderMillis: 1796122537025,
+    breakpoints: true,
+    hash: '810ee824f884f392a95e64effdde0feb1ee4b3fe17bc18dda2e2392e3aa9f31b',
+    sql: 'ALTER TABLE "rollout_groups" ADD COLUMN "score_attempts" integer DEFAULT 0 NOT NULL;--> statement-breakpoint\nALTER TABLE "rollout_groups" ADD COLUMN "last_score_error" text;--> statement-breakpoint\nALTER TABLE "rollout_groups" ADD COLUMN "next_score_at" timestamp with time zone;',
+  },
 ];
