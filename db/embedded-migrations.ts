@@ -67,4 +67,18 @@ export const embeddedMigrations: readonly EmbeddedMigration[] = [
     hash: 'a77e645527a5c348c476f71d3d6ad3f1925570aca2006073ebc7725079760795',
     sql: 'CREATE TABLE "policy_leases" (\n\t"policy_id" uuid PRIMARY KEY NOT NULL,\n\t"owner" text NOT NULL,\n\t"expires_at" timestamp with time zone NOT NULL,\n\t"taken_at" timestamp with time zone DEFAULT now() NOT NULL\n);\n--> statement-breakpoint\nALTER TABLE "training_runs" DROP CONSTRAINT "training_runs_status_check";--> statement-breakpoint\nALTER TABLE "policy_leases" ADD CONSTRAINT "policy_leases_policy_id_policies_id_fk" FOREIGN KEY ("policy_id") REFERENCES "public"."policies"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint\nALTER TABLE "training_runs" ADD CONSTRAINT "training_runs_status_check" CHECK ("training_runs"."status" in (\'running\', \'finished\', \'failed\', \'interrupted\'));',
   },
+  {
+    tag: '0008_stored_text_encoding',
+    folderMillis: 1796121886196,
+    breakpoints: true,
+    hash: 'd00b6dd51e244717785c8dfdc073f870e713c02f487339595f0ee341253a363a',
+    sql: 'ALTER TABLE "trajectories" ADD COLUMN "text_encoding" text DEFAULT \'plain\' NOT NULL;--> statement-breakpoint\nALTER TABLE "turns" ADD COLUMN "text_encoding" text DEFAULT \'plain\' NOT NULL;--> statement-breakpoint\nALTER TABLE "trajectories" ADD CONSTRAINT "trajectories_text_encoding_check" CHECK ("trajectories"."text_encoding" in (\'plain\', \'escaped\'));--> statement-breakpoint\nALTER TABLE "turns" ADD CONSTRAINT "turns_text_encoding_check" CHECK ("turns"."text_encoding" in (\'plain\', \'escaped\'));',
+  },
+  {
+    tag: '0009_score_attempts',
+    folderMillis: 1796122537025,
+    breakpoints: true,
+    hash: '810ee824f884f392a95e64effdde0feb1ee4b3fe17bc18dda2e2392e3aa9f31b',
+    sql: 'ALTER TABLE "rollout_groups" ADD COLUMN "score_attempts" integer DEFAULT 0 NOT NULL;--> statement-breakpoint\nALTER TABLE "rollout_groups" ADD COLUMN "last_score_error" text;--> statement-breakpoint\nALTER TABLE "rollout_groups" ADD COLUMN "next_score_at" timestamp with time zone;',
+  },
 ];

@@ -33,6 +33,12 @@ export const rolloutGroups = pgTable(
     completedAt: timestamptz('completed_at'),
     scoredAt: timestamptz('scored_at'),
     trainedAt: timestamptz('trained_at'),
+    /** Judgings that failed (the judge's own per-call retries count as one); protocol/score-retry.ts. */
+    scoreAttempts: integer('score_attempts').notNull().default(0),
+    /** The last failed judging's reason, kept after a later success. */
+    lastScoreError: text('last_score_error'),
+    /** An `unscored` group is not claimed for judging again before this time. */
+    nextScoreAt: timestamptz('next_score_at'),
   },
   (table) => [
     index('rollout_groups_status_created_idx').on(table.status, table.createdAt),

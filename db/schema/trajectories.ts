@@ -1,6 +1,7 @@
 // Trajectories: one agent episode each, with its outcome and rewards. Its messages are in turns.ts.
 import type { ToolSpec } from '../../protocol/chat.ts';
 import { trajectoryStatuses } from '../../protocol/statuses.ts';
+import { textEncodings } from '../../protocol/stored-text.ts';
 import { doublePrecision, index, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { checkOneOf, timestamptz } from './columns.ts';
 import { experimentArms } from './experiment-arms.ts';
@@ -43,6 +44,8 @@ export const trajectories = pgTable(
      * before this column, or turns written without the proxy).
      */
     tools: jsonb('tools').$type<ToolSpec[]>(),
+    /** `escaped` when `tools` is in protocol/stored-text.ts's escaped form (a spec held a NUL or a lone surrogate). */
+    textEncoding: text('text_encoding', { enum: textEncodings }).notNull().default('plain'),
     metadata: jsonb('metadata').$type<Metadata>().notNull().default({}),
     startedAt: timestamptz('started_at').notNull().defaultNow(),
     finishedAt: timestamptz('finished_at'),
@@ -52,6 +55,7 @@ export const trajectories = pgTable(
     index('trajectories_arm_idx').on(table.experimentArmId),
     index('trajectories_started_idx').on(table.startedAt),
     checkOneOf('trajectories_status_check', table.status, trajectoryStatuses),
+    checkOneOf('trajectories_text_encoding_check', table.textEncoding, textEncodings),
   ],
 );
 

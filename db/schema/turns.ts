@@ -3,6 +3,7 @@
 import type { ToolCall } from '../../protocol/chat.ts';
 import type { ToolErrorCode } from '../../protocol/tool-error-code.ts';
 import type { TurnMetadata } from '../../protocol/turn-metadata.ts';
+import { textEncodings } from '../../protocol/stored-text.ts';
 import { sql } from 'drizzle-orm';
 import { check, doublePrecision, integer, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { checkOneOf, timestamptz } from './columns.ts';
@@ -35,12 +36,19 @@ export const turns = pgTable(
     latencyMs: doublePrecision('latency_ms'),
     /** protocol/turn-metadata.ts; read it through readTurnMetadata, which checks schema_version. */
     metadata: jsonb('metadata').$type<TurnMetadata>(),
+    /**
+     * `escaped` when the row's text columns (content, tool_calls, tool_call_id, served_by, metadata) are
+     * in protocol/stored-text.ts's escaped form, because one of them held a NUL or a lone surrogate;
+     * the store's readers give back the original text.
+     */
+    textEncoding: text('text_encoding', { enum: textEncodings }).notNull().default('plain'),
     createdAt: timestamptz('created_at').notNull().defaultNow(),
   },
   (table) => [
     primaryKey({ name: 'turns_pkey', columns: [table.trajectoryId, table.index] }),
     checkOneOf('turns_role_check', table.role, turnRoles),
     check('turns_index_check', sql`${table.index} >= 0`),
+    checkOneOf('turns_text_encoding_check', table.textEncoding, textEncodings),
   ],
 );
 

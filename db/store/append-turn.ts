@@ -10,6 +10,8 @@ import type { StoreDb } from '../store-db.ts';
 import { parseInput } from './parse-input.ts';
 import { toTurnRow, turnDifference } from './turn-row.ts';
 
+const keptTurnText = ['content', 'toolCalls', 'toolCallId', 'servedBy', 'metadata'];
+
 export interface AppendTurnResult {
   readonly trajectoryId: string;
   readonly index: number;
@@ -18,7 +20,9 @@ export interface AppendTurnResult {
 }
 
 export async function appendTurn(db: StoreDb, input: TurnInput): Promise<AppendTurnResult> {
-  const turn = parseInput(turnInputSchema, input, 'turn');
+  // Everything a model or a proxy client writes is kept (escaped when Postgres cannot hold it); only the
+  // fields the store itself interprets (ids, role, the tool error code) are refused.
+  const turn = parseInput(turnInputSchema, input, 'turn', { keepText: keptTurnText });
   return db.transaction(async (tx) => {
     // The common case in two statements: advancing the trajectory's counters only when it is running
     // and `index` is the next one both checks the state and locks the row, so concurrent appends to

@@ -3,7 +3,7 @@
 // rows and never share a group; a lease that expired (its trainer crashed) makes the group claimable
 // again. Under READ COMMITTED a row locked after another claimer committed is re-checked against the
 // WHERE clause (Postgres manual §13.2.1), so a fresh lease is never taken over.
-import { and, asc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, lt, lte, notInArray, or, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { policyVersions } from '../schema/policies.ts';
 import { type RolloutGroup, rolloutGroups } from '../schema/rollout-groups.ts';
@@ -23,6 +23,10 @@ export const claimGroupsSchema = z.object({
     .default([...claimableStatuses]),
   /** Only groups served by versions of this policy. */
   policyId: id.optional(),
+  /** Also take `unscored` groups whose `next_score_at` has passed, to judge them again (the trainer's RULER modes). */
+  retryUnscored: z.boolean().default(false),
+  /** Groups not to take (a trainer's groups the judge already failed in this cycle). */
+  excludeIds: z.array(id).max(10_000).default([]),
 });
 export type ClaimGroupsInput = z.input<typeof claimGroupsSchema>;
 
@@ -35,8 +39,17 @@ export async function claimGroups(db: StoreDb, input: ClaimGroupsInput): Promise
       .from(rolloutGroups)
       .where(
         and(
-          inArray(rolloutGroups.status, claim.statuses),
+          or(
+            inArray(rolloutGroups.status, claim.statuses),
+            claim.retryUnscored
+              ? and(
+                  eq(rolloutGroups.status, 'unscored'),
+                  or(isNull(rolloutGroups.nextScoreAt), lte(rolloutGroups.nextScoreAt, sql`now()`)),
+                )
+              : undefined,
+          ),
           or(isNull(rolloutGroups.leaseExpiresAt), lt(rolloutGroups.leaseExpiresAt, sql`now()`)),
+          claim.excludeIds.length > 0 ? notInArray(rolloutGroups.id, claim.excludeIds) : undefined,
           claim.policyId
             ? inArray(
                 rolloutGroups.policyVersionId,

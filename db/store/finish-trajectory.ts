@@ -2,6 +2,7 @@
 // `complete` in the same transaction (the group row is locked, so two last finishers cannot both miss
 // it). A retried identical finish is a no-op; a different one is `trajectory-closed`.
 import { endStatuses, refineEndReason } from '../../protocol/finish.ts';
+import { storableMessage } from '../../protocol/stored-text.ts';
 import { and, count, eq, ne, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { StoreError } from '../errors.ts';
@@ -11,6 +12,7 @@ import { type Trajectory, trajectories } from '../schema/trajectories.ts';
 import type { StoreDb } from '../store-db.ts';
 import { id } from './fields.ts';
 import { parseInput } from './parse-input.ts';
+import { fromTrajectoryRow } from './trajectory-row.ts';
 
 export const finishTrajectorySchema = z
   .object({
@@ -35,7 +37,12 @@ export async function finishTrajectory(
   db: StoreDb,
   input: FinishTrajectoryInput,
 ): Promise<FinishTrajectoryResult> {
-  const finish = parseInput(finishTrajectorySchema, input, 'finishTrajectory');
+  const parsed = parseInput(finishTrajectorySchema, input, 'finishTrajectory', { keepText: ['errorReason'] });
+  // The reason is a message (a verifier's error may quote the model's answer): shown, not refused.
+  const finish =
+    parsed.errorReason === undefined
+      ? parsed
+      : { ...parsed, errorReason: storableMessage(parsed.errorReason) };
   return db.transaction(async (tx) => {
     const [trajectory] = await tx
       .update(trajectories)
@@ -55,28 +62,33 @@ export async function finishTrajectory(
         stored.status === finish.status &&
         stored.verifierReward === (finish.verifierReward ?? null) &&
         stored.errorReason === (finish.errorReason ?? null);
-      if (repeated) return { trajectory: stored, groupCompleted: false };
+      if (repeated) return { trajectory: fromTrajectoryRow(stored), groupCompleted: false };
       throw new StoreError(
         'trajectory-closed',
         `trajectory ${finish.trajectoryId} is already ${stored.status}`,
       );
     }
-    if (!trajectory.groupId) return { trajectory, groupCompleted: false };
-    const [group] = await tx
-      .select({ size: rolloutGroups.size, status: rolloutGroups.status })
-      .from(rolloutGroups)
-      .where(eq(rolloutGroups.id, trajectory.groupId))
-      .for('update');
-    if (group?.status !== 'running') return { trajectory, groupCompleted: false };
-    const [ended] = await tx
-      .select({ total: count() })
-      .from(trajectories)
-      .where(and(eq(trajectories.groupId, trajectory.groupId), ne(trajectories.status, 'running')));
-    if ((ended?.total ?? 0) < group.size) return { trajectory, groupCompleted: false };
-    await tx
-      .update(rolloutGroups)
-      .set({ status: 'complete', completedAt: sql`now()` })
-      .where(eq(rolloutGroups.id, trajectory.groupId));
-    return { trajectory, groupCompleted: true };
+    return { trajectory: fromTrajectoryRow(trajectory), groupCompleted: await completeGroup(tx, trajectory) };
   });
+}
+
+/** Whether finishing `trajectory` completed its group (then marked `complete`, in the caller's transaction). */
+async function completeGroup(tx: StoreDb, trajectory: Trajectory): Promise<boolean> {
+  if (!trajectory.groupId) return false;
+  const [group] = await tx
+    .select({ size: rolloutGroups.size, status: rolloutGroups.status })
+    .from(rolloutGroups)
+    .where(eq(rolloutGroups.id, trajectory.groupId))
+    .for('update');
+  if (group?.status !== 'running') return false;
+  const [ended] = await tx
+    .select({ total: count() })
+    .from(trajectories)
+    .where(and(eq(trajectories.groupId, trajectory.groupId), ne(trajectories.status, 'running')));
+  if ((ended?.total ?? 0) < group.size) return false;
+  await tx
+    .update(rolloutGroups)
+    .set({ status: 'complete', completedAt: sql`now()` })
+    .where(eq(rolloutGroups.id, trajectory.groupId));
+  return true;
 }

@@ -9,6 +9,8 @@ import { type TurnRow, turns } from '../schema/turns.ts';
 import type { StoreDb } from '../store-db.ts';
 import { id } from './fields.ts';
 import { parseInput } from './parse-input.ts';
+import { fromTrajectoryRow } from './trajectory-row.ts';
+import { fromTurnRow } from './turn-row.ts';
 
 export interface GroupWithTrajectories {
   readonly group: RolloutGroup;
@@ -22,11 +24,12 @@ export async function getGroup(db: StoreDb, input: GetGroupInput): Promise<Group
   const query = parseInput(getGroupSchema, input, 'getGroup');
   const [group] = await db.select().from(rolloutGroups).where(eq(rolloutGroups.id, query.groupId));
   if (!group) throw new StoreError('not-found', `group ${query.groupId} does not exist`);
-  const members = await db
+  const stored = await db
     .select()
     .from(trajectories)
     .where(eq(trajectories.groupId, group.id))
     .orderBy(asc(trajectories.startedAt), asc(trajectories.id));
+  const members = stored.map(fromTrajectoryRow);
   if (!query.includeTurns || members.length === 0) return { group, trajectories: members };
   const rows = await db
     .select()
@@ -39,7 +42,7 @@ export async function getGroup(db: StoreDb, input: GetGroupInput): Promise<Group
     )
     .orderBy(asc(turns.trajectoryId), asc(turns.index));
   const byTrajectory = new Map<string, TurnRow[]>();
-  for (const row of rows) {
+  for (const row of rows.map(fromTurnRow)) {
     const list = byTrajectory.get(row.trajectoryId);
     if (list) list.push(row);
     else byTrajectory.set(row.trajectoryId, [row]);

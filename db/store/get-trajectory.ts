@@ -6,6 +6,8 @@ import { type TurnRow, turns } from '../schema/turns.ts';
 import type { StoreDb } from '../store-db.ts';
 import { id } from './fields.ts';
 import { parseInput } from './parse-input.ts';
+import { fromTrajectoryRow } from './trajectory-row.ts';
+import { fromTurnRow } from './turn-row.ts';
 
 export interface TrajectoryWithTurns {
   readonly trajectory: Trajectory;
@@ -17,5 +19,5 @@ export async function getTrajectory(db: StoreDb, trajectoryId: string): Promise<
   const [trajectory] = await db.select().from(trajectories).where(eq(trajectories.id, key));
   if (!trajectory) throw new StoreError('not-found', `trajectory ${trajectoryId} does not exist`);
   const rows = await db.select().from(turns).where(eq(turns.trajectoryId, key)).orderBy(asc(turns.index));
-  return { trajectory, turns: rows };
+  return { trajectory: fromTrajectoryRow(trajectory), turns: rows.map(fromTurnRow) };
 }

@@ -4,6 +4,12 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { judgeScoreDetailsSchema } from '../../protocol/judge-score-details.ts';
+import {
+  defaultScoreRetry,
+  scoreAttemptsExhausted,
+  scoreRetryDelaySeconds,
+} from '../../protocol/score-retry.ts';
+import { mapStrings, storableMessage } from '../../protocol/stored-text.ts';
 import { StoreError } from '../errors.ts';
 import { judgeScores } from '../schema/judge-scores.ts';
 import { type RolloutGroup, rolloutGroups } from '../schema/rollout-groups.ts';
@@ -44,7 +50,9 @@ export const recordJudgeScoresSchema = z.object({
 export type RecordJudgeScoresInput = z.input<typeof recordJudgeScoresSchema>;
 
 export async function recordJudgeScores(db: StoreDb, input: RecordJudgeScoresInput): Promise<RolloutGroup> {
-  const judged = parseInput(recordJudgeScoresSchema, input, 'recordJudgeScores');
+  // A judge is a model too: its explanations are shown with NULs and lone surrogates spelled out
+  // (protocol/stored-text.ts storableMessage), never a reason to leave the group unscored.
+  const judged = parseInput(recordJudgeScoresSchema, input, 'recordJudgeScores', { keepText: ['scores'] });
   return db.transaction(async (tx) => {
     const group = await lockGroup(tx, judged.groupId);
     assertGroupMove(group.id, group.status, 'scored');
@@ -67,11 +75,11 @@ export async function recordJudgeScores(db: StoreDb, input: RecordJudgeScoresInp
         judgeModel: judged.judgeModel,
         rubricHash: judged.rubricHash,
         score: score.score,
-        explanation: score.explanation ?? null,
+        explanation: score.explanation === undefined ? null : storableMessage(score.explanation),
         promptTokens: score.promptTokens ?? null,
         completionTokens: score.completionTokens ?? null,
         costUsd: score.costUsd ?? null,
-        details: score.details ?? null,
+        details: score.details === undefined ? null : mapStrings(score.details, storableMessage),
       })),
     );
     for (const score of judged.scores) {
@@ -82,7 +90,7 @@ export async function recordJudgeScores(db: StoreDb, input: RecordJudgeScoresInp
     }
     const [updated] = await tx
       .update(rolloutGroups)
-      .set({ status: 'scored', statusReason: null, scoredAt: sql`now()` })
+      .set({ status: 'scored', statusReason: null, scoredAt: sql`now()`, nextScoreAt: null })
       .where(eq(rolloutGroups.id, group.id))
       .returning();
     if (!updated) throw new Error('update returned no row');
@@ -90,18 +98,65 @@ export async function recordJudgeScores(db: StoreDb, input: RecordJudgeScoresInp
   });
 }
 
-const markGroupUnscoredSchema = z.object({ groupId: id, reason: z.string().min(1).max(2000) });
+const markGroupUnscoredSchema = z.object({
+  groupId: id,
+  reason: z.string().min(1).max(2000),
+  /** How many judgings a group gets and how long it waits between them (protocol/score-retry.ts). */
+  retry: z
+    .object({
+      maxAttempts: z.number().int().min(1).max(1000),
+      baseSeconds: z.number().min(0).max(86_400),
+      capSeconds: z
+        .number()
+        .min(0)
+        .max(7 * 86_400),
+    })
+    .default(defaultScoreRetry),
+  /** The jitter's uniform draw in [0, 1); the store draws one when the caller does not. */
+  jitter: z.number().min(0).max(1).optional(),
+});
 export type MarkGroupUnscoredInput = z.input<typeof markGroupUnscoredSchema>;
 
-/** The judge failed after its retries: keep the group, never train on made-up scores. */
+/**
+ * The judge failed after its retries: keep the group, never train on made-up scores. Counts the
+ * attempt; while attempts remain the group stays `unscored` until `next_score_at` (claimGroups takes it
+ * again after that), and after the last one it ends `failed`, its reason starting
+ * `score-attempts-exhausted`.
+ */
 export async function markGroupUnscored(db: StoreDb, input: MarkGroupUnscoredInput): Promise<RolloutGroup> {
-  const failure = parseInput(markGroupUnscoredSchema, input, 'markGroupUnscored');
+  const failure = parseInput(markGroupUnscoredSchema, input, 'markGroupUnscored', { keepText: ['reason'] });
+  const reason = storableMessage(failure.reason);
   return db.transaction(async (tx) => {
     const group = await lockGroup(tx, failure.groupId);
     assertGroupMove(group.id, group.status, 'unscored');
+    const attempts = group.scoreAttempts + 1;
+    const exhausted = attempts >= failure.retry.maxAttempts;
+    const delaySeconds = scoreRetryDelaySeconds(attempts, failure.retry, failure.jitter ?? Math.random());
     const [updated] = await tx
       .update(rolloutGroups)
-      .set({ status: 'unscored', statusReason: failure.reason })
+      .set(
+        exhausted
+          ? {
+              status: 'failed',
+              statusReason:
+                `${scoreAttemptsExhausted}: the judge failed ${attempts} time(s); last: ${reason}`.slice(
+                  0,
+                  2000,
+                ),
+              scoreAttempts: attempts,
+              lastScoreError: reason,
+              nextScoreAt: null,
+              leaseOwner: null,
+              leaseExpiresAt: null,
+            }
+          : {
+              status: 'unscored',
+              statusReason: reason,
+              scoreAttempts: attempts,
+              lastScoreError: reason,
+              nextScoreAt: sql`now() + ${delaySeconds}::double precision * interval '1 second'`,
+            },
+      )
       .where(eq(rolloutGroups.id, group.id))
       .returning();
     if (!updated) throw new Error('update returned no row');

@@ -8,6 +8,7 @@ import { type Trajectory, trajectories } from '../schema/trajectories.ts';
 import type { StoreDb } from '../store-db.ts';
 import { id, name } from './fields.ts';
 import { parseInput } from './parse-input.ts';
+import { fromTrajectoryRow } from './trajectory-row.ts';
 
 export const trajectoryRewardFields = ['final', 'verifier'] as const;
 export type TrajectoryRewardField = (typeof trajectoryRewardFields)[number];
@@ -26,7 +27,7 @@ export type SelectTrajectoriesInput = z.input<typeof selectTrajectoriesSchema>;
 export async function selectTrajectories(db: StoreDb, input: SelectTrajectoriesInput): Promise<Trajectory[]> {
   const query = parseInput(selectTrajectoriesSchema, input, 'selectTrajectories');
   const column = query.reward === 'final' ? trajectories.finalReward : trajectories.verifierReward;
-  return db
+  const rows = await db
     .select()
     .from(trajectories)
     .where(
@@ -48,4 +49,5 @@ export async function selectTrajectories(db: StoreDb, input: SelectTrajectoriesI
     )
     .orderBy(desc(trajectories.startedAt), desc(trajectories.id))
     .limit(query.limit);
+  return rows.map(fromTrajectoryRow);
 }

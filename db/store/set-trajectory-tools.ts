@@ -8,6 +8,7 @@ import { trajectories } from '../schema/trajectories.ts';
 import type { StoreDb } from '../store-db.ts';
 import { id } from './fields.ts';
 import { parseInput } from './parse-input.ts';
+import { toStoredTools } from './trajectory-row.ts';
 
 export const setTrajectoryToolsSchema = z.object({
   trajectoryId: id,
@@ -16,10 +17,12 @@ export const setTrajectoryToolsSchema = z.object({
 export type SetTrajectoryToolsInput = z.input<typeof setTrajectoryToolsSchema>;
 
 export async function setTrajectoryTools(db: StoreDb, input: SetTrajectoryToolsInput): Promise<void> {
-  const { trajectoryId, tools } = parseInput(setTrajectoryToolsSchema, input, 'setTrajectoryTools');
+  const { trajectoryId, tools } = parseInput(setTrajectoryToolsSchema, input, 'setTrajectoryTools', {
+    keepText: ['tools'],
+  });
   const updated = await db
     .update(trajectories)
-    .set({ tools })
+    .set(toStoredTools(tools))
     .where(and(eq(trajectories.id, trajectoryId), eq(trajectories.status, 'running')))
     .returning({ id: trajectories.id });
   if (updated.length > 0) return;

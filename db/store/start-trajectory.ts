@@ -12,6 +12,7 @@ import { type Trajectory, trajectories } from '../schema/trajectories.ts';
 import type { StoreDb } from '../store-db.ts';
 import { id, name } from './fields.ts';
 import { parseInput } from './parse-input.ts';
+import { fromTrajectoryRow, toStoredTools } from './trajectory-row.ts';
 
 export const startTrajectorySchema = z.object({
   /** A caller-chosen id: a retried start with the same id returns the stored trajectory instead of adding one. */
@@ -30,7 +31,7 @@ export const startTrajectorySchema = z.object({
 export type StartTrajectoryInput = z.input<typeof startTrajectorySchema>;
 
 export async function startTrajectory(db: StoreDb, input: StartTrajectoryInput): Promise<Trajectory> {
-  const start = parseInput(startTrajectorySchema, input, 'startTrajectory');
+  const start = parseInput(startTrajectorySchema, input, 'startTrajectory', { keepText: ['tools'] });
   return db.transaction(async (tx) => {
     let taskId = start.taskId;
     let policyVersionId = start.policyVersionId;
@@ -40,7 +41,7 @@ export async function startTrajectory(db: StoreDb, input: StartTrajectoryInput):
       : [];
     if (start.id) {
       const [stored] = await tx.select().from(trajectories).where(eq(trajectories.id, start.id));
-      if (stored) return sameStart(stored, start);
+      if (stored) return sameStart(fromTrajectoryRow(stored), start);
     }
     if (start.groupId) {
       if (!group) throw new StoreError('not-found', `group ${start.groupId} does not exist`);
@@ -95,11 +96,11 @@ export async function startTrajectory(db: StoreDb, input: StartTrajectoryInput):
         experimentArmId: start.experimentArmId ?? null,
         stickinessKey: start.stickinessKey ?? null,
         metadata: start.metadata ?? {},
-        tools: start.tools ?? null,
+        ...toStoredTools(start.tools ?? null),
       })
       .returning();
     if (!row) throw new Error('insert returned no row');
-    return row;
+    return fromTrajectoryRow(row);
   });
 }
 

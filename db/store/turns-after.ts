@@ -8,6 +8,8 @@ import { type TurnRow, turns } from '../schema/turns.ts';
 import type { StoreDb } from '../store-db.ts';
 import { id, int4 } from './fields.ts';
 import { parseInput } from './parse-input.ts';
+import { fromTrajectoryRow } from './trajectory-row.ts';
+import { fromTurnRow } from './turn-row.ts';
 
 const turnsAfterSchema = z.object({
   trajectoryId: id,
@@ -33,5 +35,5 @@ export async function turnsAfter(db: StoreDb, input: TurnsAfterInput): Promise<T
     .where(and(eq(turns.trajectoryId, query.trajectoryId), gt(turns.index, query.afterIndex)))
     .orderBy(asc(turns.index))
     .limit(query.limit);
-  return { trajectory, turns: rows };
+  return { trajectory: fromTrajectoryRow(trajectory), turns: rows.map(fromTurnRow) };
 }

@@ -18,6 +18,7 @@ import { PeftAdapterError } from '../../model/peft-adapter.ts';
 import { AdapterError } from '../../model/policy-model.ts';
 import { SafetensorsError } from '../../model/safetensors.ts';
 import { TemplatePrefixError } from '../../model/tokenizer/render-for-training.ts';
+import { StoredTextError } from '../../protocol/stored-text.ts';
 import { ServeConfigError } from '../../serve/serve-config.ts';
 import { ServeError, serveErrorCodes } from '../../serve/serve-error.ts';
 import { LossConfigError } from '../../trainer/grpo/loss-config.ts';
@@ -52,6 +53,7 @@ describe('error codes', () => {
       new LeaseLostError('x'),
       new TrainerBusyError('x'),
       new TrainConfigError([]),
+      new StoredTextError('x'),
       ...(['unknown-backend', 'backend-unavailable'] as const).map((code) => new BackendError(code, 'x')),
       ...storeErrorCodes.map((code) => new StoreError(code, 'x')),
       ...episodeSetupErrorCodes.map((code) => new EpisodeSetupError(code, 'x')),

@@ -3,6 +3,7 @@
 // its provenance (group hash, per-ordering scores, weights, notes) in judge_scores.details; an
 // unscored judging's detail is not persisted beyond the group's status reason.
 import type { Store } from '../../db/store.ts';
+import type { ScoreRetryPolicy } from '../../protocol/score-retry.ts';
 import type { JudgeScoreSink } from './judge-score-sink.ts';
 
 /** The store's limits on free text (db/store/record-judge-scores.ts). */
@@ -11,7 +12,11 @@ const REASON_LIMIT = 2_000;
 /** judge_scores.details.notes holds at most this many (protocol/judge-score-details.ts). */
 const NOTES_LIMIT = 100;
 
-export function storeJudgeScoreSink(store: Pick<Store, 'transaction' | 'markGroupUnscored'>): JudgeScoreSink {
+export function storeJudgeScoreSink(
+  store: Pick<Store, 'transaction' | 'markGroupUnscored'>,
+  /** Judgings a group gets and the waits between them; the store's default when absent. */
+  retry?: ScoreRetryPolicy,
+): JudgeScoreSink {
   return {
     async recordScores(groupId, records, summary) {
       const notes = summary.notes.slice(0, NOTES_LIMIT).map((note) => clip(note, REASON_LIMIT));
@@ -51,7 +56,11 @@ export function storeJudgeScoreSink(store: Pick<Store, 'transaction' | 'markGrou
       });
     },
     async markUnscored(groupId, reason) {
-      await store.markGroupUnscored({ groupId, reason: clip(reason, REASON_LIMIT) });
+      await store.markGroupUnscored({
+        groupId,
+        reason: clip(reason, REASON_LIMIT),
+        ...(retry ? { retry } : {}),
+      });
     },
   };
 }

@@ -5,6 +5,7 @@
 // infrastructure `error`, some turns). Writes go through RULER's store sink and setFinalRewards, so
 // the store shows the reward each trajectory was trained with.
 import type { GroupWithTrajectories, Store } from '../../db/store.ts';
+import type { ScoreRetryPolicy } from '../../protocol/score-retry.ts';
 import { assertNever } from '../../protocol/statuses.ts';
 import type { JudgeClient } from '../ruler/judge-client.ts';
 import type { RulerCache } from '../ruler/ruler-cache.ts';
@@ -26,7 +27,8 @@ export type GroupRewards =
   | { readonly kind: 'rewards'; readonly trajectories: ScoredTrajectory[]; readonly rewards: number[] }
   /** Nothing in it can ever be trained: the group is marked `failed` with the reason. */
   | { readonly kind: 'failed'; readonly reason: string }
-  /** The judge gave up after its retries: RULER already marked the group `unscored`. */
+  /** The judge gave up after its retries: RULER already marked the group `unscored` (or, after its
+   *  last attempt, `failed`). */
   | { readonly kind: 'unscored'; readonly reason: string }
   /** Not trainable in this mode (e.g. no verifier reward): handed back at the end of the cycle. */
   | { readonly kind: 'skip'; readonly reason: string };
@@ -43,6 +45,8 @@ export interface GroupRewardsDeps {
   /** Judge weight and verifier weight for 'ruler+verifier'. */
   readonly weights: { readonly judge: number; readonly verifier: number };
   readonly judge?: JudgeDeps;
+  /** How often and when a group the judge failed is judged again (the train config's scoreRetry). */
+  readonly scoreRetry?: ScoreRetryPolicy;
 }
 
 export async function groupRewards(
@@ -126,7 +130,7 @@ async function judgedRewards(
       config: { ...deps.judge.config, rewardWeights: weights },
       client: deps.judge.client,
       ...(deps.judge.cache ? { cache: deps.judge.cache } : {}),
-      sink: storeJudgeScoreSink(deps.store),
+      sink: storeJudgeScoreSink(deps.store, deps.scoreRetry),
     },
   );
   if (outcome.status === 'unscored') return { kind: 'unscored', reason: outcome.reason };

@@ -27,6 +27,8 @@ export interface PreparedStep {
 export async function prepareStep(
   session: TrainerSession,
   keeper: LeaseKeeper,
+  /** Groups the judge failed earlier in this cycle: judged again in a later cycle, not this one. */
+  unscored: Set<string> = new Set(),
 ): Promise<PreparedStep | undefined> {
   const { config, deps } = session;
   const { store, progress } = deps;
@@ -40,6 +42,9 @@ export async function prepareStep(
       limit: wanted,
       leaseSeconds: config.leaseSeconds,
       policyId: session.policy.id,
+      // Judged modes take unscored groups back once their wait is over (protocol/score-retry.ts).
+      retryUnscored: config.reward !== 'verifier',
+      excludeIds: [...unscored],
     });
     if (claimed.length === 0) break;
     keeper.hold(claimed.map((group) => group.id));
@@ -51,6 +56,7 @@ export async function prepareStep(
         mode: config.reward,
         weights: config.rewardWeights,
         ...(deps.judge ? { judge: deps.judge } : {}),
+        scoreRetry: config.scoreRetry,
       });
       switch (outcome.kind) {
         case 'rewards':
@@ -62,9 +68,10 @@ export async function prepareStep(
           progress.line(`group ${group.id} failed: ${outcome.reason}`);
           break;
         case 'unscored':
+          unscored.add(group.id);
           await store.releaseGroups({ owner: config.owner, groupIds: [group.id] });
           keeper.drop([group.id]);
-          progress.line(`group ${group.id} left unscored: ${outcome.reason}`);
+          progress.line(await unscoredLine(store, group.id, outcome.reason));
           break;
         case 'skip':
           setAside.push(group.id);
@@ -142,4 +149,18 @@ export function trajectoryNotes(batch: BuiltBatch): Record<string, Record<string
     notes[skip.trajectoryId] = { training: { skipped: skip.reason, detail: skip.detail.slice(0, 500) } };
   }
   return notes;
+}
+
+/** What became of a group the judge failed: when it is judged again, or that it was given up. */
+async function unscoredLine(
+  store: TrainerSession['deps']['store'],
+  groupId: string,
+  reason: string,
+): Promise<string> {
+  const { group } = await store.getGroup({ groupId });
+  if (group.status === 'failed') return `group ${groupId} failed: ${group.statusReason ?? reason}`;
+  const next = group.nextScoreAt
+    ? ` (attempt ${group.scoreAttempts}; judged again after ${group.nextScoreAt.toISOString()})`
+    : '';
+  return `group ${groupId} left unscored${next}: ${reason}`;
 }

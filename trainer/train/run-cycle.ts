@@ -43,8 +43,9 @@ export async function runCycle(session: TrainerSession): Promise<CycleReport> {
     const consumed: string[] = [];
     const reasons: Record<string, string> = {};
     let notes: Record<string, Record<string, unknown>> = {};
+    const unscored = new Set<string>();
     for (let index = 0; index < config.stepsPerCycle; index++) {
-      const prepared = await prepareStep(session, keeper);
+      const prepared = await prepareStep(session, keeper, unscored);
       if (!prepared) break;
       setAside.push(...prepared.setAside);
       if (prepared.consumed.length === 0) break;

@@ -12,6 +12,7 @@ import { finiteNumber, intBetween, numberWhere, oneOf } from '../../protocol/con
 import { lossConfigSchema } from '../grpo/loss-config.ts';
 import { inferenceEndpointSchema } from './inference-endpoint.ts';
 import { loraSettingsSchema } from './lora-settings.ts';
+import { scoreRetrySettingsSchema } from './score-retry-settings.ts';
 import { sftSection, sftSettingsSchema } from './sft-settings.ts';
 import { trainConfigChecks } from './train-config-checks.ts';
 
@@ -146,6 +147,7 @@ export const trainConfigSchema = z
         }),
       })
       .prefault({}),
+    scoreRetry: scoreRetrySettingsSchema,
     loss: lossConfigSchema.prefault({}),
     groupsPerStep: documented(intBetween(1, 1000).default(8), {
       doc: 'groups claimed per optimiser step',

@@ -4,7 +4,9 @@
 // extras when asked (`token_ids` = the UTF-8 bytes of the reply text, `prompt_token_ids`, logprobs),
 // so recorded turns are token-exact. Faults are scripted per call (a status with a body, a delay, a
 // dropped connection) to exercise retries, in-process or through `POST /__control/fail` from another
-// process (`GET /__control/stats` counts calls). Every completion request is recorded. Not a model.
+// process (`GET /__control/stats` counts calls). Every completion request is recorded, and every
+// assistant message answered. With `hostileText` set, replies carry text Postgres cannot hold (see
+// hostileContent, hostileArguments). Not a model.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -34,6 +36,10 @@ export interface InferenceDouble {
   fail(...faults: Fault[]): void;
   /** Milliseconds each answer waits before it is sent (simulated model time). */
   delayMs: number;
+  /** When true, replies carry NULs and lone surrogates in content and tool-call arguments. */
+  hostileText: boolean;
+  /** The assistant message of each 200 answer, in order, as sent. */
+  readonly answered: Record<string, unknown>[];
   close(): Promise<void>;
 }
 
@@ -80,6 +86,8 @@ export async function startInferenceDouble(options: { delayMs?: number } = {}): 
       faults.push(...more);
     },
     delayMs: options.delayMs ?? 0,
+    hostileText: false,
+    answered: [] as Record<string, unknown>[],
     close: async () => {},
   };
   const server = createServer(async (request: IncomingMessage, response: ServerResponse) => {
@@ -116,8 +124,9 @@ export async function startInferenceDouble(options: { delayMs?: number } = {}): 
     if (double.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, double.delayMs));
     callNumber += 1;
     try {
-      const answer = completion(body, callNumber);
+      const answer = completion(body, callNumber, double.hostileText);
       completions += 1;
+      double.answered.push((answer.choices as { message: Record<string, unknown> }[])[0]?.message ?? {});
       if (body.stream === true) return streamCompletion(response, answer, body);
       send(response, 200, answer);
     } catch (error) {
@@ -135,7 +144,23 @@ export async function startInferenceDouble(options: { delayMs?: number } = {}): 
   return double;
 }
 
-function completion(body: Record<string, unknown>, callNumber: number): Record<string, unknown> {
+/** A reply's text with what Postgres cannot hold: a NUL, a lone high and a lone low surrogate, and a
+ *  backslash sequence that looks like the store's escapes (`\u0000` spelled out), which must survive too. */
+export function hostileContent(text: string): string {
+  return `${text}\u0000 \\u0000 \\\\ \uD800|\uDC00`;
+}
+
+/** Tool-call arguments holding a raw lone surrogate in a JSON string and a raw NUL (so not valid JSON:
+ *  the model's mistake, which the episode answers with a tool error). */
+export function hostileArguments(key: string): string {
+  return `{"key":"${key}","note":"\uDBFF\u0000"}`;
+}
+
+function completion(
+  body: Record<string, unknown>,
+  callNumber: number,
+  hostile = false,
+): Record<string, unknown> {
   const messages = (Array.isArray(body.messages) ? body.messages : []) as Message[];
   const move = multiHopMove(messages);
   const toolCall =
@@ -143,13 +168,18 @@ function completion(body: Record<string, unknown>, callNumber: number): Record<s
       ? {
           id: `call_d${callNumber}`,
           type: 'function',
-          function: { name: 'lookup', arguments: JSON.stringify({ key: move.lookup }) },
+          function: {
+            name: 'lookup',
+            arguments: hostile ? hostileArguments(move.lookup) : JSON.stringify({ key: move.lookup }),
+          },
         }
       : undefined;
   // The text the ids stand for: what a Hermes-style model would emit for this reply.
   const sampled = toolCall
     ? `<tool_call>${toolCall.function.arguments}</tool_call>`
-    : (move as { text: string }).text;
+    : hostile
+      ? hostileContent((move as { text: string }).text)
+      : (move as { text: string }).text;
   const ids = [...new TextEncoder().encode(sampled)];
   const logprobs = ids.map((_, i) => -0.125 - i / 1024);
   const wantIds = body.return_token_ids === true;
