@@ -67,4 +67,11 @@ export const embeddedMigrations: readonly EmbeddedMigration[] = [
     hash: 'a77e645527a5c348c476f71d3d6ad3f1925570aca2006073ebc7725079760795',
     sql: 'CREATE TABLE "policy_leases" (\n\t"policy_id" uuid PRIMARY KEY NOT NULL,\n\t"owner" text NOT NULL,\n\t"expires_at" timestamp with time zone NOT NULL,\n\t"taken_at" timestamp with time zone DEFAULT now() NOT NULL\n);\n--> statement-breakpoint\nALTER TABLE "training_runs" DROP CONSTRAINT "training_runs_status_check";--> statement-breakpoint\nALTER TABLE "policy_leases" ADD CONSTRAINT "policy_leases_policy_id_policies_id_fk" FOREIGN KEY ("policy_id") REFERENCES "public"."policies"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint\nALTER TABLE "training_runs" ADD CONSTRAINT "training_runs_status_check" CHECK ("training_runs"."status" in (\'running\', \'finished\', \'failed\', \'interrupted\'));',
   },
+  {
+    tag: '0008_drop_store_sample',
+    folderMillis: 1796122981816,
+    breakpoints: true,
+    hash: '90294bd1eec7943c2a1f7a4f843dfdd3a58137ce78326aa5bac3d2b71b8d4007',
+    sql: '-- Custom SQL migration file, put your code below! --\n-- The SQL agent\'s sample shop leaves the trajectory store: its tool now queries a sandbox database of\n-- its own (sandbox/sample-seed.ts, `edgerl sandbox setup`), as a role that can read nothing else. Nothing\n-- about the tool stays in the store; CASCADE also drops the analyst role\'s default privileges there.\nDROP SCHEMA IF EXISTS "sample" CASCADE;\n',
+  },
 ];
