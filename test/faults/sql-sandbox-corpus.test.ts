@@ -16,6 +16,7 @@ import { serverReadOnlySql } from '../../sandbox/node/server-read-only-sql.ts';
 import { makeGroup } from '../support/fixtures.ts';
 import { openTestStore, type TestStore, testServerUrl } from '../support/open-test-store.ts';
 import { createTestSandbox, type TestSandbox } from '../support/test-sandbox.ts';
+import { startEdgeHarness } from '../edge/support/edge-harness.ts';
 import { recordFaultOutcome } from './support/fault-outcome.ts';
 
 type Outcome = 'answered' | 'refused' | 'failed' | 'infrastructure';
@@ -118,7 +119,7 @@ function corpus(): Hostile[] {
     refuse("select repeat('x', 500000000)"),
     answer('with recursive r(n) as (select 1 union all select n + 1 from r) select n from r'),
     answer('select generate_series(1, 1000000000000)'),
-    answer("select n, repeat('x', 100000) from generate_series(1, 1000000) n"),
+    answer("select generate_series(1, 1000000000) as n, repeat('x', 100000) as filler"),
     answer('select count(*) from customers'),
   ];
 }
@@ -312,5 +313,38 @@ describe.each(backends)('the SQL tool on the $name sandbox, against a hostile co
     recordFaultOutcome(context, { lostTurns: 0, duplicates: 0, leaks: found.length });
     expect(found).toEqual([]);
     expect(before.settings).toMatch(/^edgerl_sql_reader\S* sample 4MB on$/);
+  });
+});
+
+describe('the embedded sandbox off the edge\'s event loop', () => {
+  it('answers /health while a query sleeps, then refuses the query as a timeout, and the next one works', async (context) => {
+    const harness = await startEdgeHarness();
+    try {
+      const { edge } = harness;
+      // A warm sandbox first, so the sleep below is the query's time, not the worker's start.
+      expect((await runTool(edge.sql, 'select count(*) from customers')).outcome).toBe('answered');
+      const order: string[] = [];
+      const sleeping = runTool(edge.sql, 'select pg_catalog.pg_sleep(30)').then((result) => {
+        order.push('query');
+        return result;
+      });
+      const started = performance.now();
+      const health = await fetch(`${edge.url}/health`);
+      order.push('health');
+      const healthMs = performance.now() - started;
+      const slept = await sleeping;
+      expect(health.status).toBe(200);
+      // Measured, not asserted: how long /health took while the query ran.
+      context.annotate(`/health answered in ${Math.round(healthMs)} ms during pg_sleep(30)`);
+      expect(order).toEqual(['health', 'query']);
+      expect(slept).toEqual({
+        outcome: 'refused',
+        detail: 'the query was cancelled after running 1000 ms; make it cheaper',
+      });
+      expect(await runTool(edge.sql, 'select count(*) from products')).toMatchObject({ outcome: 'answered' });
+      recordFaultOutcome(context, { lostTurns: 0, duplicates: 0, leaks: 0 });
+    } finally {
+      await harness.close();
+    }
   });
 });
