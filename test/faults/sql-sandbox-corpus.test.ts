@@ -316,7 +316,7 @@ describe.each(backends)('the SQL tool on the $name sandbox, against a hostile co
   });
 });
 
-describe('the embedded sandbox off the edge\'s event loop', () => {
+describe("the embedded sandbox off the edge's event loop", () => {
   it('answers /health while a query sleeps, then refuses the query as a timeout, and the next one works', async (context) => {
     const harness = await startEdgeHarness();
     try {
