@@ -12,7 +12,7 @@ export default defineConfig({
         test: {
           name: 'node',
           environment: 'node',
-          include: ['{protocol,db,model,serve,experiments,edge,trainer,cli,test}/**/*.test.ts'],
+          include: ['{protocol,db,model,serve,experiments,edge,trainer,cli,test,sandbox}/**/*.test.ts'],
           exclude: ['node_modules/**', 'test/workerd/**'],
           testTimeout: 120_000,
           hookTimeout: 120_000,

@@ -24,6 +24,11 @@ export const commands: readonly CommandEntry[] = [
     load: () => import('./commands/db-migrate.ts').then((m) => m.dbMigrateCommand),
   },
   {
+    name: ['sandbox', 'setup'],
+    summary: "Create the SQL agent's sandbox database and reader role on a Postgres server; print its URL",
+    load: () => import('./commands/sandbox-setup.ts').then((m) => m.sandboxSetupCommand),
+  },
+  {
     name: ['sql'],
     summary: 'Run a SQL query against the trajectory store and print the result',
     load: () => import('./commands/sql.ts').then((m) => m.sqlCommand),

@@ -81,4 +81,11 @@ export const embeddedMigrations: readonly EmbeddedMigration[] = [
     hash: '810ee824f884f392a95e64effdde0feb1ee4b3fe17bc18dda2e2392e3aa9f31b',
     sql: 'ALTER TABLE "rollout_groups" ADD COLUMN "score_attempts" integer DEFAULT 0 NOT NULL;--> statement-breakpoint\nALTER TABLE "rollout_groups" ADD COLUMN "last_score_error" text;--> statement-breakpoint\nALTER TABLE "rollout_groups" ADD COLUMN "next_score_at" timestamp with time zone;',
   },
+  {
+    tag: '0010_drop_store_sample',
+    folderMillis: 1796123886524,
+    breakpoints: true,
+    hash: '90294bd1eec7943c2a1f7a4f843dfdd3a58137ce78326aa5bac3d2b71b8d4007',
+    sql: '-- Custom SQL migration file, put your code below! --\n-- The SQL agent\'s sample shop leaves the trajectory store: its tool now queries a sandbox database of\n-- its own (sandbox/sample-seed.ts, `edgerl sandbox setup`), as a role that can read nothing else. Nothing\n-- about the tool stays in the store; CASCADE also drops the analyst role\'s default privileges there.\nDROP SCHEMA IF EXISTS "sample" CASCADE;\n',
+  },
 ];

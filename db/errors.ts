@@ -15,10 +15,6 @@ export const storeErrorCodes = [
   'lease-lost',
   /** The caller does not hold the policy's lease (another trainer advances the policy): nothing is published. */
   'policy-lease-lost',
-  /** runReadOnlyQuery refused the statement before running it (several statements, a write, …). */
-  'query-refused',
-  /** runReadOnlyQuery's statement failed in Postgres (syntax, unknown column, timeout); the message has the SQLSTATE. */
-  'query-failed',
   /** The database lacks migrations this code needs; run `edgerl db migrate`. */
   'not-migrated',
 ] as const;

@@ -1,5 +1,5 @@
 // Raw SQL access beside drizzle, for what the query builder cannot do: arbitrary user SQL with column
-// order and duplicate names kept (`edgerl sql`, the SQL agent's runReadOnlyQuery), on a held connection.
+// order and duplicate names kept (`edgerl sql`), on a held connection.
 // Each driver adapts to this in its own file; nothing here imports a driver.
 
 export interface SqlResult {

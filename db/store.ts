@@ -5,7 +5,6 @@ import { toStoreError } from './database-errors.ts';
 import { type MigrationReport, migrateStore, pendingMigrations } from './migrate.ts';
 import type { SqlClient } from './sql-client.ts';
 import type { StoreDb } from './store-db.ts';
-import { type RunReadOnlyQueryInput, runReadOnlyQuery } from './store/run-read-only-query.ts';
 import { storeFunctions } from './store-functions.ts';
 
 // What callers outside db/ may name besides the Store: the types and constants of its functions.
@@ -87,7 +86,6 @@ export class Store {
   }
 
   // SQL
-  runReadOnlyQuery = (input: RunReadOnlyQueryInput) => runReadOnlyQuery(this.sql, input);
 
   // Schema
   migrate = (): Promise<MigrationReport> => migrateStore(this.db);

@@ -3,6 +3,7 @@
 // key and gets a store; errors become JSON in the one onError below.
 import { Hono } from 'hono';
 import type { EdgeEnv } from './app-env.ts';
+import type { CapabilityName } from './environments/capabilities.ts';
 import type { Environment } from './environments/environment.ts';
 import { ApiError } from './http/api-error.ts';
 import { errorResponse } from './http/error-response.ts';
@@ -51,6 +52,11 @@ export interface EdgeDeps {
   /** The model requests get when they name no policy or experiment. */
   readonly defaultModel?: string;
   readonly limits?: Partial<EdgeLimits>;
+  /**
+   * Capabilities the episode runner behind this app provides; POST /v1/rollouts refuses (400) an
+   * environment needing another. Absent: not checked (the episode then fails its setup instead).
+   */
+  readonly provides?: readonly CapabilityName[];
   /** Server errors (5xx) go here with their cause; default console.error. */
   readonly logError?: (error: unknown, request: Request) => void;
 }
@@ -68,6 +74,7 @@ export function createApp(deps: EdgeDeps) {
         dispatcher: deps.dispatcher,
         defaultModel: deps.defaultModel,
         maxBodyBytes: limits.rolloutBodyBytes,
+        ...(deps.provides ? { provides: deps.provides } : {}),
       }),
     )
     .route(

@@ -14,6 +14,8 @@ export interface EdgeConfig {
   readonly episodeConcurrency: number;
   /** One policy call inside an episode, in milliseconds. */
   readonly policyTimeoutMs: number;
+  /** The SQL sandbox (the reader role's URL); unset: the embedded sandbox in Node, none in a Worker. */
+  readonly sqlDatabaseUrl?: string;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -103,6 +105,23 @@ export const edgeConfigSchema = z
       env: 'DEFAULT_MODEL',
       section,
     }),
+    SQL_DATABASE_URL: documented(
+      z
+        .string()
+        .regex(/^postgres(ql)?:\/\//, {
+          error: 'must be a postgres:// URL of the SQL sandbox reader (edgerl sandbox setup prints it)',
+        })
+        .optional(),
+      {
+        doc: "the SQL agent's sandbox database, as its reader role; never the store's URL (docs/sql-sandbox.md)",
+        shownDefault:
+          'in Node, an embedded sandbox in a worker thread; in a Worker, none (sql-agent refused)',
+        flag: 'sql-database-url',
+        arg: 'URL',
+        env: 'SQL_DATABASE_URL',
+        section,
+      },
+    ),
     EPISODE_CONCURRENCY: documented(positiveIntText().default(8), {
       doc: 'Node: episodes running at once',
       source: 'keeps one inference server busy without starving the edge of its event loop',
@@ -124,6 +143,7 @@ export const edgeConfigSchema = z
       ...(env.DEFAULT_MODEL ? { defaultModel: env.DEFAULT_MODEL } : {}),
       episodeConcurrency: env.EPISODE_CONCURRENCY,
       policyTimeoutMs: env.INFERENCE_TIMEOUT_MS,
+      ...(env.SQL_DATABASE_URL ? { sqlDatabaseUrl: env.SQL_DATABASE_URL } : {}),
     }),
   );
 

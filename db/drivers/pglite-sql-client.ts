@@ -2,7 +2,7 @@
 // and other queries wait, so `transaction` here serialises with everything else.
 import type { PGlite, Transaction } from '@electric-sql/pglite';
 import type { SqlClient, SqlResult } from '../sql-client.ts';
-import { sqlValueParsers } from '../sql-value-parsers.ts';
+import { sqlValueParsers } from '../../protocol/sql-value-parsers.ts';
 
 type Queryable = Pick<PGlite, 'query'> | Pick<Transaction, 'query'>;
 

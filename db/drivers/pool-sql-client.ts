@@ -1,7 +1,7 @@
 // SqlClient over a node-postgres-style pool: node-postgres itself, and the Neon serverless driver's
 // WebSocket Pool (a fork of it). Typed structurally so this file imports neither and stays Worker-safe.
 import type { SqlClient, SqlResult, SqlSession } from '../sql-client.ts';
-import { sqlValueParsers } from '../sql-value-parsers.ts';
+import { sqlValueParsers } from '../../protocol/sql-value-parsers.ts';
 
 export interface PoolQueryConfig {
   text: string;

@@ -26,8 +26,6 @@ describe('errorResponse', () => {
       'trajectory-closed': 409,
       'lease-lost': 409,
       'policy-lease-lost': 409,
-      'query-refused': 400,
-      'query-failed': 400,
       'not-migrated': 503,
     });
   });

@@ -28,8 +28,6 @@ const storeCodes = {
   'trajectory-closed': 'conflict',
   'lease-lost': 'conflict',
   'policy-lease-lost': 'conflict',
-  'query-refused': 'invalid-request',
-  'query-failed': 'invalid-request',
   'not-migrated': 'unavailable',
 } as const satisfies Record<StoreErrorCode, ApiErrorCode>;
 

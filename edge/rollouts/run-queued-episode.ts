@@ -11,6 +11,7 @@ import { formatIssues } from '../../protocol/format-issues.ts';
 import { isStoreError } from '../../db/errors.ts';
 import type { Store } from '../../db/store.ts';
 import { jsonEqual } from '../../protocol/canonical-json.ts';
+import type { Capabilities } from '../environments/capabilities.ts';
 import type { Environment, EnvironmentTask } from '../environments/environment.ts';
 import { EpisodeSetupError } from '../episode/episode-setup-error.ts';
 import type { EpisodeDeps } from '../episode/run-episode.ts';
@@ -25,13 +26,14 @@ import { type TrajectoryRouteRow, recordedRoute } from '../routing/route.ts';
 import { episodeMessageSchema } from './episode-message.ts';
 import { rolloutMetadataSchema } from './rollout-metadata.ts';
 import { StoreTrajectorySink } from './store-trajectory-sink.ts';
-import { storeReadOnlySql } from './store-read-only-sql.ts';
 import { resumeFromTurns } from './turn-messages.ts';
 
 export interface EpisodeRunnerContext {
   readonly store: Store;
   readonly environments: Readonly<Record<string, Environment>>;
   readonly policy: PolicyClient;
+  /** Services for tools and verifiers (the SQL sandbox), injected by the runtime: the core opens none. */
+  readonly capabilities?: Capabilities;
   /** Overrides of the loop's settings for every episode (timeouts, retry policy). */
   readonly settings?: Partial<EpisodeSettings>;
   /** Timers and randomness, for tests. */
@@ -89,7 +91,7 @@ export async function runQueuedEpisode(
       sink,
       model: setup.model,
       settings: { ...context.settings, ...setup.sampling },
-      capabilities: { sql: storeReadOnlySql(store) },
+      capabilities: context.capabilities ?? {},
       ...(resumed ? { resume: resumeFromTurns(turns) } : {}),
       ...(context.signal ? { signal: context.signal } : {}),
       ...(context.onEvent ? { onEvent: context.onEvent } : {}),

@@ -7,6 +7,7 @@ import { taskSplits } from '../../protocol/statuses.ts';
 import type { RolloutGroup } from '../../db/schema/rollout-groups.ts';
 import type { Task } from '../../db/schema/tasks.ts';
 import type { Store } from '../../db/store.ts';
+import { type CapabilityName, missingCapabilities } from '../environments/capabilities.ts';
 import type { Environment, EnvironmentTask } from '../environments/environment.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 import { ApiError, invalidField } from '../http/api-error.ts';
@@ -68,6 +69,11 @@ export interface StartRolloutContext {
   readonly environments: Readonly<Record<string, Environment>>;
   readonly dispatcher: EpisodeDispatcher;
   readonly defaultModel: string | undefined;
+  /**
+   * The capabilities this edge's episode runner provides (e.g. `sql` when a SQL sandbox is set up);
+   * an environment needing another is refused here, before anything is written. Absent: not checked.
+   */
+  readonly provides?: readonly CapabilityName[];
   /** Draws a seed when the request gives none; injected so tests can fix it. */
   readonly randomSeed?: () => number;
 }
@@ -150,6 +156,16 @@ export async function startRollout(
 ): Promise<StartedRollout> {
   const { store } = context;
   const environment = environmentOf(context, request);
+  if (context.provides) {
+    const provided = Object.fromEntries(context.provides.map((name) => [name, true]));
+    const missing = missingCapabilities(environment.requires, provided);
+    if (missing.length > 0) {
+      throw invalidField(
+        'env',
+        `environment ${environment.name} needs capabilities.${missing.join(', capabilities.')}, which this edge does not provide${missing.includes('sql') ? ' (set SQL_DATABASE_URL to a SQL sandbox: docs/sql-sandbox.md)' : ''}`,
+      );
+    }
+  }
   // The group and every slot's trajectory commit together, before anything is queued: a failed
   // request writes nothing, and every queued message names a committed trajectory.
   const { group, taskRow, route, trajectoryIds } = await store.transaction(async (tx) => {

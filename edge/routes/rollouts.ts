@@ -2,6 +2,7 @@
 // through the dispatcher (a Cloudflare Queue on Workers, the in-process queue in Node).
 import { Hono } from 'hono';
 import type { EdgeEnv } from '../app-env.ts';
+import type { CapabilityName } from '../environments/capabilities.ts';
 import type { Environment } from '../environments/environment.ts';
 import { parseBody } from '../http/parse-body.ts';
 import { bodyLimit } from '../middleware/body-limit.ts';
@@ -13,6 +14,7 @@ export interface RolloutRouteDeps {
   readonly dispatcher: EpisodeDispatcher;
   readonly defaultModel: string | undefined;
   readonly maxBodyBytes: number;
+  readonly provides?: readonly CapabilityName[];
 }
 
 export function rolloutRoutes(deps: RolloutRouteDeps) {
@@ -24,6 +26,7 @@ export function rolloutRoutes(deps: RolloutRouteDeps) {
         environments: deps.environments,
         dispatcher: deps.dispatcher,
         defaultModel: deps.defaultModel,
+        ...(deps.provides ? { provides: deps.provides } : {}),
       },
       request,
     );

@@ -2,13 +2,17 @@
 // (or any store URL), and episodes run in-process by a bounded queue. Returns {url, close()} so
 // tests, the demo and `edgerl edge` share one way to start it. An edge started on a store that holds
 // unfinished rollouts (the process stopped mid-way) dispatches them again; they resume from their
-// stored turns. Node-only (PGlite, node:http): the Worker entry is worker.ts.
+// stored turns. The SQL agent's sandbox is SQL_DATABASE_URL's server when set, else an embedded one
+// in a worker thread (started on the first query). Node-only (PGlite, node:http): the Worker entry is worker.ts.
 import { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { serverKeepAliveMs } from '../../protocol/keep-alive.ts';
 import { type OpenStoreOptions, openStore } from '../../db/drivers/open-store.ts';
 import type { Store } from '../../db/store.ts';
+import type { ReadOnlySql } from '../../protocol/read-only-sql.ts';
+import { embeddedReadOnlySql } from '../../sandbox/node/embedded-read-only-sql.ts';
+import { serverReadOnlySql } from '../../sandbox/node/server-read-only-sql.ts';
 import { createApp, type EdgeApp, type EdgeLimits } from '../app.ts';
 import type { EdgeConfig } from '../edge-config.ts';
 import type { Environment } from '../environments/environment.ts';
@@ -34,6 +38,11 @@ export interface StartEdgeOptions {
   /** Default: the embedded store (`.edgerl/pgdata`). */
   readonly storeOptions?: OpenStoreOptions;
   readonly environments?: Readonly<Record<string, Environment>>;
+  /**
+   * The SQL agent's sandbox (and left open on close); default: `config.sqlDatabaseUrl`'s server, or
+   * the embedded sandbox.
+   */
+  readonly sql?: ReadOnlySql;
   /** Default: an OpenAI-compatible client for `config.upstream`. */
   readonly policy?: PolicyClient;
   readonly episodeSettings?: Partial<EpisodeSettings>;
@@ -56,6 +65,8 @@ export interface RunningEdge {
   readonly app: EdgeApp;
   readonly store: Store;
   readonly queue: InProcessEpisodeQueue;
+  /** The SQL sandbox episodes use. */
+  readonly sql: ReadOnlySql;
   /** Messages dispatched again at start (unfinished rollouts). */
   readonly resumed: number;
   /** Stops listening, cancels running episodes, closes the store if this edge opened it. */
@@ -70,6 +81,12 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
   const ownsStore = options.store === undefined;
   const store = options.store ?? (await openStore({ migrations: 'apply', ...options.storeOptions }));
   const environments = options.environments ?? shippedEnvironments;
+  const ownedSql = options.sql
+    ? undefined
+    : config.sqlDatabaseUrl
+      ? serverReadOnlySql({ url: config.sqlDatabaseUrl })
+      : embeddedReadOnlySql();
+  const sql = options.sql ?? (ownedSql as ReadOnlySql);
   const policy =
     options.policy ??
     new OpenAIPolicyClient({
@@ -87,6 +104,7 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
           store,
           environments,
           policy,
+          capabilities: { sql },
           settings: { policyTimeoutMs: config.policyTimeoutMs, ...options.episodeSettings },
           signal,
           ...(options.episodeDeps ? { deps: options.episodeDeps } : {}),
@@ -108,6 +126,7 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
     dispatcher: queue,
     upstream: config.upstream,
     apiKeys: config.apiKeys,
+    provides: ['sql'],
     ...(config.defaultModel ? { defaultModel: config.defaultModel } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
     logError: (error) =>
@@ -134,6 +153,7 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
     app,
     store,
     queue,
+    sql,
     resumed,
     close() {
       closing ??= (async () => {
@@ -143,6 +163,7 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
           if ('closeAllConnections' in server) server.closeAllConnections();
         });
         await queue.close();
+        await ownedSql?.close();
         if (ownsStore) await store.close();
       })();
       return closing;

@@ -7,7 +7,10 @@
 // The store is a Neon WebSocket pool per request or queue batch, closed in waitUntil. No PGlite,
 // pg or fs here (wrangler's bundle would fail or bloat): db/drivers/open-neon-store.ts only. The module
 // exports only its handlers (and types): workerd reads every named export as an entrypoint.
+// The SQL agent's sandbox is the SQL_DATABASE_URL binding (the reader role, never DATABASE_URL), a
+// Neon pool per queue batch like the store's; without it POST /v1/rollouts refuses sql-agent (400).
 import { openNeonStore, type NeonSettings } from '../../db/drivers/open-neon-store.ts';
+import { neonReadOnlySql } from '../../sandbox/neon-read-only-sql.ts';
 import { createApp, type EdgeApp } from '../app.ts';
 import { type EdgeConfig, EdgeConfigError, edgeConfigFromEnv } from '../edge-config.ts';
 import { environments } from '../environments/environments.ts';
@@ -25,6 +28,8 @@ import { errorMessage } from '../../protocol/error-message.ts';
 export interface WorkerEnv {
   /** Secret: the Neon (or any Postgres behind a WebSocket proxy) connection string. */
   readonly DATABASE_URL?: string;
+  /** Secret: the SQL sandbox's reader URL (`edgerl sandbox setup`); unset, sql-agent is refused. */
+  readonly SQL_DATABASE_URL?: string;
   readonly INFERENCE_BASE_URL?: string;
   readonly INFERENCE_API_KEY?: string;
   readonly INFERENCE_TOKEN_IDS?: string;
@@ -60,6 +65,7 @@ function prepare(env: WorkerEnv): Prepared {
     dispatcher: queueDispatcher(env.EPISODES),
     upstream: config.upstream,
     apiKeys: config.apiKeys,
+    provides: config.sqlDatabaseUrl ? ['sql'] : [],
     ...(config.defaultModel ? { defaultModel: config.defaultModel } : {}),
   });
   const entry = { config, app, openStore };
@@ -95,6 +101,7 @@ export default {
   async queue(batch: MessageBatchLike<unknown>, env: WorkerEnv, ctx: ExecutionContextLike): Promise<void> {
     const { config, openStore } = prepare(env);
     const store = await openStore();
+    const sql = config.sqlDatabaseUrl ? neonReadOnlySql(config.sqlDatabaseUrl) : undefined;
     const policy = new OpenAIPolicyClient({
       baseUrl: config.upstream.baseUrl,
       ...(config.upstream.apiKey ? { apiKey: config.upstream.apiKey } : {}),
@@ -104,7 +111,13 @@ export default {
       await Promise.all(
         batch.messages.map(async (message) => {
           const consumed = await consumeEpisode(
-            { store, environments, policy, settings: { policyTimeoutMs: config.policyTimeoutMs } },
+            {
+              store,
+              environments,
+              policy,
+              capabilities: sql ? { sql } : {},
+              settings: { policyTimeoutMs: config.policyTimeoutMs },
+            },
             message.body,
             { attempt: message.attempts, maxAttempts: queueMaxDeliveries },
           );
@@ -114,6 +127,7 @@ export default {
       );
     } finally {
       ctx.waitUntil(store.close());
+      if (sql) ctx.waitUntil(sql.close());
     }
   },
 };

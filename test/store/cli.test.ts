@@ -51,15 +51,15 @@ describe('edgerl sql', () => {
   it('prints an aligned table with numbers right-aligned and a row count', async () => {
     const { code, out } = await run([
       'sql',
-      'select id, name, price from sample.products where id <= 2 order by id',
+      "select n as id, 'item ' || repeat('x', n * 5) as name, (n * 39.75)::numeric(10, 2) as price from generate_series(1, 2) n",
     ]);
     expect(code).toBe(0);
     expect(out).toBe(
       [
-        ' id |        name         | price',
-        '----+---------------------+--------',
-        '  1 | Trail Running Shoes | 119.00',
-        '  2 | City Sneakers       |  79.50',
+        ' id |      name       | price',
+        '----+-----------------+-------',
+        '  1 | item xxxxx      | 39.75',
+        '  2 | item xxxxxxxxxx | 79.50',
         '(2 rows)',
         '',
       ].join('\n'),
@@ -74,7 +74,7 @@ describe('edgerl sql', () => {
   });
 
   it('reports a Postgres error on one line with its SQLSTATE and exits 1', async () => {
-    const { code, err } = await run(['sql', 'select nope from sample.products']);
+    const { code, err } = await run(['sql', 'select nope from policies']);
     expect(code).toBe(1);
     expect(err).toBe('edgerl sql: column "nope" does not exist (SQLSTATE 42703)\n');
   });

@@ -1,6 +1,6 @@
 // The Worker driver (Neon serverless WebSocket Pool) against a real Postgres server, through a local
 // WebSocket-to-TCP tunnel: migrations from the embedded copy, interactive transactions (turn appends,
-// group completion, claims) and raw read-only queries. Needs a server, so it runs when
+// group completion, claims) and the SQL sandbox over the same driver. Needs a server, so it runs when
 // EDGERL_TEST_DATABASE_URL is set (CI's second run); PGlite cannot sit behind the Neon protocol here.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -9,6 +9,8 @@ import type { Store } from '../../db/store.ts';
 import { assistantTurn, makeGroup, userTurn } from '../support/fixtures.ts';
 import { createTestDatabase, type TestDatabase, testServerUrl } from '../support/open-test-store.ts';
 import { startWsTcpTunnel, type Tunnel } from '../support/ws-tcp-tunnel.ts';
+import { createTestSandbox } from '../support/test-sandbox.ts';
+import { neonReadOnlySql } from '../../sandbox/neon-read-only-sql.ts';
 
 describe.runIf(testServerUrl)('the Neon WebSocket driver', () => {
   let tunnel: Tunnel;
@@ -71,11 +73,24 @@ describe.runIf(testServerUrl)('the Neon WebSocket driver', () => {
     expect(turns[1]?.completionLogprobs).toEqual([-0.0123456789012345, -1.5e-7]);
   });
 
-  it('runs read-only queries with the same values as the other drivers', async () => {
-    const result = await store.runReadOnlyQuery({
-      sql: 'select count(*), min(price) from products',
-      searchPath: ['sample'],
-    });
-    expect(result.rows).toEqual([[16, '9.75']]);
+  it('runs the SQL sandbox on a reader role with the same values as the other drivers', async () => {
+    const sandbox = await createTestSandbox(testServerUrl as string);
+    // neonConfig (the tunnel) is module-global and was set by openNeonStore above.
+    const sql = neonReadOnlySql(sandbox.readerUrl);
+    try {
+      const result = await sql.query('select count(*), min(price) from products', {
+        timeoutMs: 1000,
+        maxRows: 5,
+      });
+      expect(result.rows).toEqual([[16, '9.75']]);
+      await expect(
+        sql.query('select count(*) from pg_authid', { timeoutMs: 1000, maxRows: 5 }),
+      ).rejects.toMatchObject({
+        code: '42501',
+      });
+    } finally {
+      await sql.close();
+      await sandbox.drop();
+    }
   });
 });

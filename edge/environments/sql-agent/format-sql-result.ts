@@ -1,6 +1,6 @@
 // The observation for a query result: a compact pipe table, header first, then the row count.
 // Text rather than JSON because every character is a token the model reads and the trainer pays for.
-import type { SqlRows } from '../read-only-sql.ts';
+import type { SqlRows } from '../../../protocol/read-only-sql.ts';
 import { dateText } from './sql-value.ts';
 
 /** Longer cells are cut: a query result is evidence, not a document. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { InMemoryTrajectorySink } from '../../episode/in-memory-trajectory-sink.ts';
 import { runEpisode } from '../../episode/run-episode.ts';
 import { ScriptedPolicyClient, textReply, toolCallReply } from '../../policy/scripted-policy-client.ts';
-import type { ReadOnlySql, SqlQueryOptions, SqlRows } from '../read-only-sql.ts';
+import type { ReadOnlySql, SqlQueryOptions, SqlRows } from '../../../protocol/read-only-sql.ts';
 import { sqlAgent } from './sql-agent.ts';
 import { type SqlTask, sqlTasks } from './sql-tasks.ts';
 

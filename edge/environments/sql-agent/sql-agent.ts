@@ -9,7 +9,7 @@ import {
   type VerifierInput,
   type VerifierResult,
 } from '../environment.ts';
-import type { ReadOnlySql, SqlRows } from '../read-only-sql.ts';
+import type { ReadOnlySql, SqlRows } from '../../../protocol/read-only-sql.ts';
 import { randomInt, seededRandom, shuffled } from '../seeded-random.ts';
 import { defineTool, type ToolContext } from '../tool.ts';
 import { ToolRefusal } from '../tool-refusal.ts';

@@ -1,21 +1,17 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { sampleSeedSql as seed } from '../../../sandbox/sample-seed.ts';
 import { compareResultSets } from './compare-result-sets.ts';
 import { sqlTasks, sqlTaskSchema } from './sql-tasks.ts';
 
-// The shipped sample data, read straight from the store's migration and parsed here, so that some
+// The shipped sample data, read straight from the sandbox's seed SQL and parsed here, so that some
 // known answers are re-derived in plain TypeScript, independently of any database.
-const migration = readFileSync(
-  new URL('../../../db/migrations/0002_sample_database.sql', import.meta.url),
-  'utf8',
-);
 
 /** The value tuples of `INSERT INTO sample.<table>`, one per line, as strings and numbers. */
 function rowsOf(table: string): (string | number)[][] {
-  const start = migration.indexOf(`INSERT INTO sample.${table} `);
-  if (start === -1) throw new Error(`no INSERT for sample.${table} in the migration`);
-  const end = migration.indexOf(';\n', start);
-  return migration
+  const start = seed.indexOf(`INSERT INTO sample.${table} `);
+  if (start === -1) throw new Error(`no INSERT for sample.${table} in the seed`);
+  const end = seed.indexOf(';\n', start);
+  return seed
     .slice(start, end)
     .split('\n')
     .filter((line) => line.trim().startsWith('('))

@@ -1,6 +1,6 @@
-// The capability the SQL environment needs: read-only queries against the shipped sample database.
-// The store implements it (a read-only transaction on the `sample` schema); this file only states
-// the contract, so the environment never imports a database driver.
+// The capability the SQL environment needs: read-only queries against the sample shop database.
+// The sandbox (sandbox/) implements it, in its own database as a role that can read the shop and
+// nothing else; this file only states the contract, so the environment never imports a driver.
 
 export interface SqlQueryOptions {
   /** Server-side statement timeout in milliseconds; a query running longer is cancelled. */
@@ -12,10 +12,13 @@ export interface SqlQueryOptions {
 export interface SqlRows {
   readonly columns: readonly string[];
   readonly rows: readonly (readonly unknown[])[];
+  /** More rows existed than `maxRows`, or the rest were over the implementation's byte cap. */
+  readonly truncated?: boolean;
 }
 
 /**
- * Runs one statement in a read-only transaction, unqualified names resolving to the sample schema.
+ * Runs one statement in a read-only transaction, unqualified names resolving to the sample schema;
+ * nothing it changes (settings, locks, cursors) survives into the next call.
  * Failures are thrown; the SQL tool reads them by duck typing, so any wrapper works as long as it
  * (a) uses `code: 'query-refused'` for a statement it refused to run, and (b) keeps the driver's
  * error, whose `code` is the SQLSTATE (as pg, PGlite and Neon all expose it), as the error or in its
