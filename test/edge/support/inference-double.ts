@@ -2,8 +2,8 @@
 // that plays a perfect multi-hop agent: it reads the conversation and calls `lookup` on the key the
 // prompt or the last tool result names, then answers the value it was told (repeating the result). Replies carry vLLM's
 // extras when asked (`token_ids` = the UTF-8 bytes of the reply text, `prompt_token_ids`, logprobs),
-// so recorded turns are token-exact. Faults are scripted per call (a status with a body, a delay, a
-// dropped connection) to exercise retries, in-process or through `POST /__control/fail` from another
+// so recorded turns are token-exact. Faults are scripted per call (a status with a body, a body of any
+// text, a delay, a dropped connection) to exercise retries, in-process or through `POST /__control/fail` from another
 // process (`GET /__control/stats` counts calls). Every completion request is recorded. Not a model.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,7 +16,11 @@ export type Fault =
       readonly retryAfter?: string;
     }
   | { readonly kind: 'drop' }
-  | { readonly kind: 'text'; readonly body: string };
+  | { readonly kind: 'text'; readonly body: string }
+  /** Answers as usual, but only after `ms` (a call that hangs past its client's timeout). */
+  | { readonly kind: 'delay'; readonly ms: number }
+  /** Answers as usual: holds a place in the queue, so the faults after it hit later calls. */
+  | { readonly kind: 'answer' };
 
 export interface InferenceRequest {
   readonly path: string;
@@ -28,7 +32,7 @@ export interface InferenceDouble {
   /** API root, e.g. http://127.0.0.1:41234/v1. */
   readonly baseUrl: string;
   readonly requests: InferenceRequest[];
-  /** Completions answered with 200. */
+  /** Completions answered with 200 to a client still waiting (one that timed out is not counted). */
   readonly completions: number;
   /** Queues faults for the next calls, one per call. */
   fail(...faults: Fault[]): void;
@@ -113,7 +117,10 @@ export async function startInferenceDouble(options: { delayMs?: number } = {}): 
       if (fault.retryAfter) response.setHeader('retry-after', fault.retryAfter);
       return send(response, fault.status, fault.body ?? { error: { message: `scripted ${fault.status}` } });
     }
-    if (double.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, double.delayMs));
+    const delayMs = fault?.kind === 'delay' ? fault.ms : double.delayMs;
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+    // The client gave up waiting (its timeout): nobody receives this answer, so it is not a completion.
+    if (response.destroyed) return;
     callNumber += 1;
     try {
       const answer = completion(body, callNumber);
