@@ -34,10 +34,15 @@ export interface InferenceDouble {
   readonly requests: InferenceRequest[];
   /** Completions answered with 200 to a client still waiting (one that timed out is not counted). */
   readonly completions: number;
+  /** Those completions in order, with the ids of the tool calls each carried (unique per reply). */
+  readonly replies: readonly { readonly toolCallIds: readonly string[] }[];
   /** Queues faults for the next calls, one per call. */
   fail(...faults: Fault[]): void;
   /** Milliseconds each answer waits before it is sent (simulated model time). */
   delayMs: number;
+  /** Holds every answer (after its delay) until `resume()`: nothing is delivered meanwhile. */
+  pause(): void;
+  resume(): void;
   close(): Promise<void>;
 }
 
@@ -72,11 +77,14 @@ export function multiHopMove(messages: readonly Message[]): { text: string } | {
 export async function startInferenceDouble(options: { delayMs?: number } = {}): Promise<InferenceDouble> {
   const faults: Fault[] = [];
   const requests: InferenceRequest[] = [];
+  const replies: { toolCallIds: string[] }[] = [];
   let completions = 0;
   let callNumber = 0;
+  let paused: { promise: Promise<void>; release: () => void } | undefined;
   const double = {
     baseUrl: '',
     requests,
+    replies,
     get completions() {
       return completions;
     },
@@ -84,6 +92,18 @@ export async function startInferenceDouble(options: { delayMs?: number } = {}): 
       faults.push(...more);
     },
     delayMs: options.delayMs ?? 0,
+    pause: () => {
+      if (paused) return;
+      let release = () => {};
+      const promise = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      paused = { promise, release };
+    },
+    resume: () => {
+      paused?.release();
+      paused = undefined;
+    },
     close: async () => {},
   };
   const server = createServer(async (request: IncomingMessage, response: ServerResponse) => {
@@ -119,12 +139,14 @@ export async function startInferenceDouble(options: { delayMs?: number } = {}): 
     }
     const delayMs = fault?.kind === 'delay' ? fault.ms : double.delayMs;
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+    while (paused) await paused.promise;
     // The client gave up waiting (its timeout): nobody receives this answer, so it is not a completion.
     if (response.destroyed) return;
     callNumber += 1;
     try {
       const answer = completion(body, callNumber);
       completions += 1;
+      replies.push({ toolCallIds: toolCallIdsOf(answer) });
       if (body.stream === true) return streamCompletion(response, answer, body);
       send(response, 200, answer);
     } catch (error) {
@@ -140,6 +162,11 @@ export async function startInferenceDouble(options: { delayMs?: number } = {}): 
       server.close(() => resolve());
     });
   return double;
+}
+
+function toolCallIdsOf(answer: Record<string, unknown>): string[] {
+  const [choice] = answer.choices as { message: { tool_calls?: { id: string }[] } }[];
+  return (choice?.message.tool_calls ?? []).map((call) => call.id);
 }
 
 function completion(body: Record<string, unknown>, callNumber: number): Record<string, unknown> {
