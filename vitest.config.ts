@@ -1,5 +1,6 @@
 // Test projects: `node` runs unit, integration (embedded PGlite, or the server named by
-// EDGERL_TEST_DATABASE_URL) and end-to-end tests. `workers` runs the edge Worker in workerd
+// EDGERL_TEST_DATABASE_URL) and end-to-end tests. `faults` runs the fault scenarios (test/faults/*.test.ts, its
+// own CI step: `npm run test:faults`, whose reporter sums what they found). `workers` runs the edge Worker in workerd
 // (@cloudflare/vitest-pool-workers 0.15.1, the last release that runs on Node 20 with wrangler 4.86.0)
 // against the database, tunnel and inference double that test/workerd/global-setup.ts starts.
 import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
@@ -13,8 +14,17 @@ export default defineConfig({
           name: 'node',
           environment: 'node',
           include: ['{protocol,db,model,serve,experiments,edge,trainer,cli,test,sandbox}/**/*.test.ts'],
-          exclude: ['node_modules/**', 'test/workerd/**'],
+          exclude: ['node_modules/**', 'test/workerd/**', 'test/faults/*.test.ts'],
           testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        test: {
+          name: 'faults',
+          environment: 'node',
+          include: ['test/faults/*.test.ts'],
+          testTimeout: 240_000,
           hookTimeout: 120_000,
         },
       },

@@ -48,7 +48,11 @@ export async function openNeonStore(options: OpenNeonStoreOptions): Promise<Stor
   if (settings.pipelineTLS !== undefined) neonConfig.pipelineTLS = settings.pipelineTLS;
   if (settings.pipelineConnect !== undefined) neonConfig.pipelineConnect = settings.pipelineConnect;
   const pool = new Pool({ connectionString: location.url, max: options.maxConnections ?? 10 });
+  // As in open-store.ts: idle clients' errors on the pool, checked-out clients' on each client.
   pool.on('error', () => {});
+  pool.on('connect', (client: { on(event: 'error', listener: () => void): unknown }) =>
+    client.on('error', () => {}),
+  );
   const store = new Store({
     db: drizzle({ client: pool, schema }) as unknown as StoreDb,
     sql: poolSqlClient(pool as unknown as PoolLike, types.getTypeParser, false),

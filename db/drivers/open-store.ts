@@ -37,8 +37,12 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
   let store: Store;
   if (location.kind === 'server') {
     const pool = new pg.Pool({ connectionString: location.url, max: options.maxConnections ?? 10 });
-    // An idle client's error (server restart) would otherwise crash the process; the next query reports it.
+    // A lost connection must never crash the process; the query on it (or the next one) reports it.
+    // The pool's own 'error' covers idle clients only: a client checked out (inside a transaction,
+    // or held by the SQL client) emits 'error' on itself, so every client gets a listener too. The
+    // pool drops a broken client when it is released (pg-pool checks `_queryable`).
     pool.on('error', () => {});
+    pool.on('connect', (client) => client.on('error', () => {}));
     store = new Store({
       db: drizzleNodePostgres({ client: pool, schema }) as unknown as StoreDb,
       sql: poolSqlClient(pool as unknown as PoolLike, pg.types.getTypeParser, true),

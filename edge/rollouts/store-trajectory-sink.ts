@@ -2,7 +2,8 @@
 // being unreachable (the episode should be retried later: `storeFailure`), and the store refusing a
 // turn because another run of the same episode got there first (`superseded`: a re-delivered queue
 // message raced the original). A superseded run must not close the trajectory the other run owns,
-// so its finish is skipped.
+// so its finish is skipped. An episode that ends because the store could not take a turn is not
+// closed either: it stays `running` for the queue's next delivery to resume from its stored turns.
 import { isStoreError } from '../../db/errors.ts';
 import type { Store } from '../../db/store.ts';
 import type { TurnInput } from '../../protocol/turn.ts';
@@ -13,7 +14,10 @@ export class StoreTrajectorySink implements TrajectorySink {
   readonly #store: Store;
   /** Why this run lost the trajectory to another run, if it did. */
   superseded: string | undefined;
-  /** The last error of an unreachable or failing store, if any write failed that way. */
+  /**
+   * The error of an unreachable or failing store, while the latest write failed that way (a write
+   * that succeeds after it clears it: the retry rode the failure out).
+   */
   storeFailure: unknown;
 
   /** True when `finish` was skipped because `holdFinish` said so. */
@@ -33,6 +37,7 @@ export class StoreTrajectorySink implements TrajectorySink {
   async appendTurn(turn: TurnInput): Promise<void> {
     try {
       await this.#store.appendTurn(turn);
+      this.storeFailure = undefined;
     } catch (error) {
       this.#classify(error);
       throw error;
@@ -45,6 +50,10 @@ export class StoreTrajectorySink implements TrajectorySink {
       this.held = true;
       return;
     }
+    // The episode ends because a turn could not be written (the store was away): closing it as
+    // `error` now, with the store back, would turn the redelivery into a no-op and drop the episode.
+    // Left running, the next delivery resumes it; the last one closes it (consume-episode.ts).
+    if (this.storeFailure !== undefined && end.status === 'error') return;
     try {
       await this.#store.finishTrajectory({
         trajectoryId: this.trajectoryId,

@@ -1,12 +1,18 @@
 // One delivery of an episode message against a store that fails: the message is handed back for
 // redelivery until the last allowed delivery, which closes the trajectory as `error` so its group
-// can complete.
+// can complete; an episode cut short by a turn the store could not take stays running, and the next
+// delivery resumes it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../db/store.ts';
 import { environments } from '../../edge/environments/environments.ts';
 import { ScriptedPolicyClient } from '../../edge/policy/scripted-policy-client.ts';
 import { consumeEpisode } from '../../edge/rollouts/consume-episode.ts';
-import { episodeMessage } from '../../edge/rollouts/episode-message.ts';
+import { OpenAIPolicyClient } from '../../edge/policy/openai-policy-client.ts';
+import { EpisodeInterrupted } from '../../edge/rollouts/run-queued-episode.ts';
+import { type EpisodeMessage, episodeMessage } from '../../edge/rollouts/episode-message.ts';
+import { startRollout } from '../../edge/rollouts/start-rollout.ts';
+import type { TurnInput } from '../../protocol/turn.ts';
+import { startInferenceDouble } from './support/inference-double.ts';
 import { makeGroup } from '../support/fixtures.ts';
 import { openTestStore, type TestStore } from '../support/open-test-store.ts';
 
@@ -56,6 +62,57 @@ describe('consumeEpisode', () => {
       errorReason: 'gave up after 4 deliveries: connect ECONNREFUSED 127.0.0.1:5432',
     });
     expect((await testStore.store.getGroup({ groupId: group.id })).group.status).toBe('complete');
+  });
+
+  it('leaves an episode running when the store refused a turn on every retry; the next delivery resumes it', async () => {
+    const double = await startInferenceDouble();
+    try {
+      const store = testStore.store;
+      const messages: EpisodeMessage[] = [];
+      await startRollout(
+        {
+          store,
+          environments,
+          dispatcher: { dispatch: async (batch) => void messages.push(...batch) },
+          defaultModel: 'tiny-base',
+        },
+        { env: 'multi-hop', groupSize: 1, taskSeed: 71 },
+      );
+      const [message] = messages as [EpisodeMessage];
+      // The first reply (turn 2) is refused as if the database were away, for all four of the loop's
+      // attempts; then the store is back (the trajectory's finish would succeed).
+      let refusals = 4;
+      const flaky = {
+        ...store,
+        appendTurn: (turn: TurnInput) =>
+          turn.index === 2 && refusals-- > 0
+            ? Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432'))
+            : store.appendTurn(turn),
+      } as unknown as Store;
+      const context = {
+        store: flaky,
+        environments,
+        policy: new OpenAIPolicyClient({ baseUrl: double.baseUrl }),
+        deps: { sleep: async () => {} },
+      };
+      const first = await consumeEpisode(context, message, { attempt: 1, maxAttempts: 4 });
+      expect(first).toMatchObject({ ack: false, error: expect.any(EpisodeInterrupted) });
+      const interrupted = await store.getTrajectory(message.trajectoryId);
+      expect(interrupted.trajectory.status).toBe('running');
+      expect(interrupted.turns.map((turn) => turn.role)).toEqual(['system', 'user']);
+
+      const second = await consumeEpisode(context, message, { attempt: 2, maxAttempts: 4 });
+      expect(second).toMatchObject({
+        ack: true,
+        outcome: { kind: 'ran', status: 'finished', resumed: true },
+      });
+      const resumed = await store.getTrajectory(message.trajectoryId);
+      expect(resumed.trajectory).toMatchObject({ status: 'finished', verifierReward: 1, errorReason: null });
+      expect(resumed.turns.map((turn) => turn.index)).toEqual(resumed.turns.map((_, index) => index));
+      expect((await store.getGroup({ groupId: message.groupId })).group.status).toBe('complete');
+    } finally {
+      await double.close();
+    }
   });
 
   it('acknowledges malformed messages and unknown trajectories without running anything', async () => {

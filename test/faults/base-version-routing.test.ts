@@ -3,6 +3,12 @@
 // model's name only (vLLM and serve-model answer 404 to `p@0`), so every call must use that name.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EdgeHarness, startEdgeHarness } from '../edge/support/edge-harness.ts';
+import {
+  countEpisodeFaults,
+  storedTrajectoryIds,
+  trajectoriesSince,
+} from './support/count-episode-faults.ts';
+import { recordFaultOutcome } from './support/fault-outcome.ts';
 import { runRollout } from './support/run-rollout.ts';
 
 let h: EdgeHarness;
@@ -14,7 +20,7 @@ afterAll(async () => {
 });
 
 describe('a rollout on a base version', () => {
-  it('reaches the endpoint with the base model name and records the base version', async () => {
+  it('reaches the endpoint with the base model name and records the base version', async (context) => {
     const baseModel = 'Tiny/Base-Instruct';
     // As the trainer's ensurePolicy does: version 0 is the base weights, published and default.
     const policy = await h.store.createPolicy({ name: 'based', baseModel });
@@ -25,6 +31,8 @@ describe('a rollout on a base version', () => {
     });
     await h.store.publishPolicyVersion({ versionId: base.id, makeDefault: true });
     const calls = h.double.requests.length;
+    const before = await storedTrajectoryIds(h.store);
+    const delivered = h.double.completions;
 
     const run = await runRollout(h.edge.url, [
       '--env',
@@ -61,5 +69,12 @@ describe('a rollout on a base version', () => {
     });
     expect(await started.json()).toMatchObject({ model: 'based@1', policyVersionId: trained.id });
     await h.edge.queue.idle();
+
+    const { outcome, found } = await countEpisodeFaults(h.store, {
+      trajectoryIds: await trajectoriesSince(h.store, before),
+      replies: h.double.completions - delivered,
+    });
+    recordFaultOutcome(context, outcome);
+    expect(outcome, found.join('; ')).toEqual({ lostTurns: 0, duplicates: 0, leaks: 0 });
   });
 });

@@ -13,6 +13,7 @@ import { tasks } from '../../db/schema/tasks.ts';
 import { trajectories } from '../../db/schema/trajectories.ts';
 import { turns } from '../../db/schema/turns.ts';
 import { spawnEdge } from '../support/spawn-edge.ts';
+import { recordFaultOutcome } from './support/fault-outcome.ts';
 import { createTestDatabase, type TestDatabase, testServerUrl } from '../support/open-test-store.ts';
 
 const apiKey = 'flood-key';
@@ -116,7 +117,7 @@ afterAll(async () => {
 });
 
 describe('a flood of hostile inputs', () => {
-  it('gets only 4xx answers, leaves the edge answering /health, and writes no row', async () => {
+  it('gets only 4xx answers, leaves the edge answering /health, and writes no row', async (context) => {
     const statuses = new Map<string, Set<number>>();
     for (let start = 0; start < burst; start += inFlight) {
       await Promise.all(
@@ -157,6 +158,10 @@ describe('a flood of hostile inputs', () => {
         trajectories: await store.db.$count(trajectories),
         turns: await store.db.$count(turns),
       };
+      // Every request was refused, so every row is debris a failed request left behind.
+      const debris = counts.tasks + counts.groups + counts.trajectories + counts.turns;
+      recordFaultOutcome(context, { lostTurns: 0, duplicates: 0, leaks: debris });
+      expect(debris).toBe(0);
       expect(counts).toEqual({ tasks: 0, groups: 0, trajectories: 0, turns: 0 });
     } finally {
       await store.close();

@@ -1,9 +1,11 @@
 // Fault scenario: the recording proxy in front of an inference endpoint that answers 5xx, a body that
 // is not JSON, a completion with no choices, nothing in time, a dropped connection, then recovers.
 // The client retries each time with a shorter prompt; only the exchange the endpoint accepted is stored.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import type { Store } from '../../db/store.ts';
 import { type EdgeHarness, startEdgeHarness } from '../edge/support/edge-harness.ts';
+import { countEpisodeFaults } from './support/count-episode-faults.ts';
+import { recordFaultOutcome } from './support/fault-outcome.ts';
 
 let h: EdgeHarness;
 beforeAll(async () => {
@@ -30,6 +32,20 @@ async function storedTurns(trajectoryId: string): Promise<readonly StoredTurn[]>
   return (await h.store.getTrajectory(trajectoryId)).turns;
 }
 
+/**
+ * What the store holds against what the client was told: each exchange answered 200 must be stored
+ * once (`accepted`), nothing else. The proxy's trajectory stays `running` until its client ends it.
+ */
+async function expectNothingLost(context: TestContext, id: string, accepted: number): Promise<void> {
+  const { outcome, found } = await countEpisodeFaults(h.store, {
+    trajectoryIds: [id],
+    replies: accepted,
+    clientOwned: true,
+  });
+  recordFaultOutcome(context, outcome);
+  expect(outcome, found.join('; ')).toEqual({ lostTurns: 0, duplicates: 0, leaks: 0 });
+}
+
 /** Every stored index once, in order 0, 1, 2, … (a duplicate or a gap shows here). */
 function expectDense(turns: readonly StoredTurn[]): void {
   expect(turns.map((turn) => turn.index)).toEqual(turns.map((_, index) => index));
@@ -43,7 +59,7 @@ const context = (n: number) => ({
 });
 
 describe('the recording proxy under upstream faults', () => {
-  it('stores nothing for failed calls, then exactly the exchange the endpoint accepted', async () => {
+  it('stores nothing for failed calls, then exactly the exchange the endpoint accepted', async (testContext) => {
     const id = await startTrajectory();
     const calls = h.double.requests.length;
 
@@ -134,9 +150,11 @@ describe('the recording proxy under upstream faults', () => {
       ['tool', 'value 4'],
       ['assistant', 'value 4'],
     ]);
+    // Two calls were answered 200 (`ok`, `recovered`).
+    await expectNothingLost(testContext, id, 2);
   });
 
-  it('stores a streamed exchange only when the stream completed', async () => {
+  it('stores a streamed exchange only when the stream completed', async (testContext) => {
     const id = await startTrajectory();
     h.double.fail({ kind: 'status', status: 429, body: { error: { message: 'slow down' } } });
     const refused = await chat(id, { model: 'm', stream: true, messages: [system, context(1), question] });
@@ -149,5 +167,6 @@ describe('the recording proxy under upstream faults', () => {
     const turns = await storedTurns(id);
     expectDense(turns);
     expect(turns.map((turn) => turn.role)).toEqual(['system', 'user', 'assistant']);
+    await expectNothingLost(testContext, id, 1);
   });
 });

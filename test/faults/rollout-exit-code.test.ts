@@ -2,7 +2,21 @@
 // (404, not retried): every episode ends `error`, and the command must say so and exit 1, not 0.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EdgeHarness, startEdgeHarness } from '../edge/support/edge-harness.ts';
+import {
+  countEpisodeFaults,
+  storedTrajectoryIds,
+  trajectoriesSince,
+} from './support/count-episode-faults.ts';
+import { recordFaultOutcome } from './support/fault-outcome.ts';
 import { runRollout } from './support/run-rollout.ts';
+
+/** Counts the trajectories the test's rollout stored; a failed episode keeps its turns and ends. */
+async function countRollout(before: ReadonlySet<string>, delivered: number) {
+  return countEpisodeFaults(h.store, {
+    trajectoryIds: await trajectoriesSince(h.store, before),
+    replies: h.double.completions - delivered,
+  });
+}
 
 let h: EdgeHarness;
 beforeAll(async () => {
@@ -13,7 +27,9 @@ afterAll(async () => {
 });
 
 describe('edgerl rollout and infrastructure failures', () => {
-  it('exits 1 naming how many episodes ended in error and the first reason', async () => {
+  it('exits 1 naming how many episodes ended in error and the first reason', async (context) => {
+    const before = await storedTrajectoryIds(h.store);
+    const delivered = h.double.completions;
     const missing = {
       kind: 'status',
       status: 404,
@@ -31,11 +47,19 @@ describe('edgerl rollout and infrastructure failures', () => {
     );
     expect(trajectories[0]?.errorReason).toMatch(/404/);
     expect(run.code).toBe(1);
+    const { outcome, found } = await countRollout(before, delivered);
+    recordFaultOutcome(context, outcome);
+    expect(outcome, found.join('; ')).toEqual({ lostTurns: 0, duplicates: 0, leaks: 0 });
   });
 
-  it('exits 0 when every episode ended on its own', async () => {
+  it('exits 0 when every episode ended on its own', async (context) => {
+    const before = await storedTrajectoryIds(h.store);
+    const delivered = h.double.completions;
     const run = await runRollout(h.edge.url, ['--env', 'multi-hop', '--groups', '1', '--size', '2']);
     expect(run.stdout).not.toContain('ended in error');
     expect(run.code).toBe(0);
+    const { outcome, found } = await countRollout(before, delivered);
+    recordFaultOutcome(context, outcome);
+    expect(outcome, found.join('; ')).toEqual({ lostTurns: 0, duplicates: 0, leaks: 0 });
   });
 });

@@ -3,7 +3,8 @@
 // run `interrupted`, trains its group once, and publishes on the same lineage.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testServerUrl } from '../support/open-test-store.ts';
-import { lineageGroups, openTrainerRig, type TrainerRig } from './support/trainer-processes.ts';
+import { recordFaultOutcome } from './support/fault-outcome.ts';
+import { ledgerFaults, lineageGroups, openTrainerRig, type TrainerRig } from './support/trainer-processes.ts';
 
 let rig: TrainerRig;
 const leaseSeconds = 10; // the trainer's smallest (train-config.ts)
@@ -18,7 +19,7 @@ describe.skipIf(!testServerUrl)('a trainer killed holding the policy lease', () 
     await rig?.close();
   });
 
-  it('is taken over after expiry; its run ends interrupted and its group is trained once', async () => {
+  it('is taken over after expiry; its run ends interrupted and its group is trained once', async (context) => {
     const groupId = await rig.seed(1);
     const dead = rig.train('dead', { pauseAt: 'trained', leaseSeconds });
     await dead.waitFor('paused at trained');
@@ -38,6 +39,9 @@ describe.skipIf(!testServerUrl)('a trainer killed holding the policy lease', () 
     expect(next.output()).toContain('marked 1 training run(s) interrupted');
 
     const ledger = await rig.ledger();
+    const outcome = ledgerFaults(ledger, [groupId]);
+    recordFaultOutcome(context, outcome);
+    expect(outcome).toEqual({ lostTurns: 0, duplicates: 0, leaks: 0 });
     expect(ledger.runs.find((run) => run.id === deadRun?.id)?.status).toBe('interrupted');
     expect(ledger.runs.filter((run) => run.id !== deadRun?.id).map((run) => run.status)).toEqual([
       'finished',

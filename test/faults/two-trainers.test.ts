@@ -4,7 +4,8 @@
 // holds it, having trained and written nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testServerUrl } from '../support/open-test-store.ts';
-import { lineageGroups, openTrainerRig, type TrainerRig } from './support/trainer-processes.ts';
+import { recordFaultOutcome } from './support/fault-outcome.ts';
+import { ledgerFaults, lineageGroups, openTrainerRig, type TrainerRig } from './support/trainer-processes.ts';
 
 let rig: TrainerRig;
 
@@ -18,7 +19,7 @@ describe.skipIf(!testServerUrl)('two trainers on one policy', () => {
     await rig?.close();
   });
 
-  it('started together, they leave one lineage with every group in it once', async () => {
+  it('started together, they leave one lineage with every group in it once', async (context) => {
     const seeded = [await rig.seed(1), await rig.seed(2), await rig.seed(3)];
     const a = rig.train('a');
     const b = rig.train('b');
@@ -31,6 +32,9 @@ describe.skipIf(!testServerUrl)('two trainers on one policy', () => {
         expect(outputs[index]).toMatch(/policy agent is being trained by .*; exiting without training/);
     }
     const ledger = await rig.ledger();
+    const outcome = ledgerFaults(ledger, seeded);
+    recordFaultOutcome(context, outcome);
+    expect(outcome).toEqual({ lostTurns: 0, duplicates: 0, leaks: 0 });
     const included = lineageGroups(ledger);
     expect(new Set(included).size).toBe(included.length);
     expect([...included].sort()).toEqual([...seeded].sort());
@@ -39,7 +43,7 @@ describe.skipIf(!testServerUrl)('two trainers on one policy', () => {
     expect(ledger.runs.every((run) => run.status === 'finished')).toBe(true);
   }, 240_000);
 
-  it('the second, while the first holds the lease, exits 3 and changes nothing; the first finishes', async () => {
+  it('the second, while the first holds the lease, exits 3 and changes nothing; the first finishes', async (context) => {
     const before = await rig.ledger();
     const seeded = await rig.seed(4);
     const first = rig.train('first', { pauseAt: 'trained' });
@@ -63,6 +67,9 @@ describe.skipIf(!testServerUrl)('two trainers on one policy', () => {
     const third = rig.train('third');
     expect(await third.exited, third.output()).toBe(0);
     const final = await rig.ledger();
+    const outcome = ledgerFaults(final, [...lineageGroups(before), seeded]);
+    recordFaultOutcome(context, outcome);
+    expect(outcome).toEqual({ lostTurns: 0, duplicates: 0, leaks: 0 });
     expect(lineageGroups(final)).toEqual([...lineageGroups(before), seeded]);
   }, 240_000);
 });

@@ -28,6 +28,8 @@ export interface HarnessOptions {
   readonly concurrency?: number;
   /** One upstream call's limit (default 10 s); fault tests shorten it to see a timeout. */
   readonly upstreamTimeoutMs?: number;
+  /** One policy call's limit inside an episode (default 10 s); fault tests shorten it likewise. */
+  readonly policyTimeoutMs?: number;
 }
 
 export async function startEdgeHarness(options: HarnessOptions = {}): Promise<EdgeHarness> {
@@ -46,7 +48,7 @@ export async function startEdgeHarness(options: HarnessOptions = {}): Promise<Ed
         apiKeys: [testApiKey],
         defaultModel: options.defaultModel ?? 'tiny-base',
         episodeConcurrency: options.concurrency ?? 4,
-        policyTimeoutMs: 10_000,
+        policyTimeoutMs: options.policyTimeoutMs ?? 10_000,
       },
       port: 0,
       store: testStore.store,

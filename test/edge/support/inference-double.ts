@@ -2,8 +2,8 @@
 // that plays a perfect multi-hop agent: it reads the conversation and calls `lookup` on the key the
 // prompt or the last tool result names, then answers the value it was told (repeating the result). Replies carry vLLM's
 // extras when asked (`token_ids` = the UTF-8 bytes of the reply text, `prompt_token_ids`, logprobs),
-// so recorded turns are token-exact. Faults are scripted per call (a status with a body, a delay, a
-// dropped connection) to exercise retries, in-process or through `POST /__control/fail` from another
+// so recorded turns are token-exact. Faults are scripted per call (a status with a body, a body of any
+// text, a delay, a dropped connection) to exercise retries, in-process or through `POST /__control/fail` from another
 // process (`GET /__control/stats` counts calls). Every completion request is recorded, and every
 // assistant message answered. With `hostileText` set, replies carry text Postgres cannot hold (see
 // hostileContent, hostileArguments). Not a model.
@@ -18,7 +18,11 @@ export type Fault =
       readonly retryAfter?: string;
     }
   | { readonly kind: 'drop' }
-  | { readonly kind: 'text'; readonly body: string };
+  | { readonly kind: 'text'; readonly body: string }
+  /** Answers as usual, but only after `ms` (a call that hangs past its client's timeout). */
+  | { readonly kind: 'delay'; readonly ms: number }
+  /** Answers as usual: holds a place in the queue, so the faults after it hit later calls. */
+  | { readonly kind: 'answer' };
 
 export interface InferenceRequest {
   readonly path: string;
@@ -30,8 +34,10 @@ export interface InferenceDouble {
   /** API root, e.g. http://127.0.0.1:41234/v1. */
   readonly baseUrl: string;
   readonly requests: InferenceRequest[];
-  /** Completions answered with 200. */
+  /** Completions answered with 200 to a client still waiting (one that timed out is not counted). */
   readonly completions: number;
+  /** Those completions in order, with the ids of the tool calls each carried (unique per reply). */
+  readonly replies: readonly { readonly toolCallIds: readonly string[] }[];
   /** Queues faults for the next calls, one per call. */
   fail(...faults: Fault[]): void;
   /** Milliseconds each answer waits before it is sent (simulated model time). */
@@ -40,6 +46,9 @@ export interface InferenceDouble {
   hostileText: boolean;
   /** The assistant message of each 200 answer, in order, as sent. */
   readonly answered: Record<string, unknown>[];
+  /** Holds every answer (after its delay) until `resume()`: nothing is delivered meanwhile. */
+  pause(): void;
+  resume(): void;
   close(): Promise<void>;
 }
 
@@ -74,11 +83,14 @@ export function multiHopMove(messages: readonly Message[]): { text: string } | {
 export async function startInferenceDouble(options: { delayMs?: number } = {}): Promise<InferenceDouble> {
   const faults: Fault[] = [];
   const requests: InferenceRequest[] = [];
+  const replies: { toolCallIds: string[] }[] = [];
   let completions = 0;
   let callNumber = 0;
+  let paused: { promise: Promise<void>; release: () => void } | undefined;
   const double = {
     baseUrl: '',
     requests,
+    replies,
     get completions() {
       return completions;
     },
@@ -88,6 +100,18 @@ export async function startInferenceDouble(options: { delayMs?: number } = {}): 
     delayMs: options.delayMs ?? 0,
     hostileText: false,
     answered: [] as Record<string, unknown>[],
+    pause: () => {
+      if (paused) return;
+      let release = () => {};
+      const promise = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      paused = { promise, release };
+    },
+    resume: () => {
+      paused?.release();
+      paused = undefined;
+    },
     close: async () => {},
   };
   const server = createServer(async (request: IncomingMessage, response: ServerResponse) => {
@@ -121,11 +145,16 @@ export async function startInferenceDouble(options: { delayMs?: number } = {}): 
       if (fault.retryAfter) response.setHeader('retry-after', fault.retryAfter);
       return send(response, fault.status, fault.body ?? { error: { message: `scripted ${fault.status}` } });
     }
-    if (double.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, double.delayMs));
+    const delayMs = fault?.kind === 'delay' ? fault.ms : double.delayMs;
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+    while (paused) await paused.promise;
+    // The client gave up waiting (its timeout): nobody receives this answer, so it is not a completion.
+    if (response.destroyed) return;
     callNumber += 1;
     try {
       const answer = completion(body, callNumber, double.hostileText);
       completions += 1;
+      replies.push({ toolCallIds: toolCallIdsOf(answer) });
       double.answered.push((answer.choices as { message: Record<string, unknown> }[])[0]?.message ?? {});
       if (body.stream === true) return streamCompletion(response, answer, body);
       send(response, 200, answer);
@@ -154,6 +183,11 @@ export function hostileContent(text: string): string {
  *  the model's mistake, which the episode answers with a tool error). */
 export function hostileArguments(key: string): string {
   return `{"key":"${key}","note":"\uDBFF\u0000"}`;
+}
+
+function toolCallIdsOf(answer: Record<string, unknown>): string[] {
+  const [choice] = answer.choices as { message: { tool_calls?: { id: string }[] } }[];
+  return (choice?.message.tool_calls ?? []).map((call) => call.id);
 }
 
 function completion(

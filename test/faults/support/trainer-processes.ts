@@ -16,6 +16,7 @@ import { createTestDatabase, type TestDatabase } from '../../support/open-test-s
 import { seedGroup, seedPolicy } from '../../train/support/seed-groups.ts';
 import { useWasm, writeTinyModelDir } from '../../train/support/tiny-policy.ts';
 import { trainOnceArgs } from '../../train/support/train-once-args.ts';
+import type { FaultOutcome } from './fault-outcome.ts';
 
 const repo = fileURLToPath(new URL('../../..', import.meta.url));
 
@@ -46,6 +47,8 @@ export interface Ledger {
   readonly groups: { id: string; status: string; owner: string | null }[];
   readonly stepGroups: string[];
   readonly runs: { id: string; status: string }[];
+  /** Policy leases held now (unexpired): none once every trainer has exited or been taken over. */
+  readonly heldPolicyLeases: number;
 }
 
 export async function openTrainerRig(serverUrl: string): Promise<TrainerRig> {
@@ -151,7 +154,10 @@ export async function openTrainerRig(serverUrl: string): Promise<TrainerRig> {
         }),
       );
       const defaultVersionId = (await store.getDefaultVersion({ policyName: 'agent' }))?.id;
-      return { versions, defaultVersionId, groups, stepGroups, runs };
+      const [[held]] = (await query('select count(*)::int from policy_leases where expires_at > now()')) as [
+        [number],
+      ];
+      return { versions, defaultVersionId, groups, stepGroups, runs, heldPolicyLeases: Number(held) };
     },
     async close() {
       for (const child of children)
@@ -178,4 +184,28 @@ export function lineageGroups(ledger: Ledger): string[] {
   if (ledger.defaultVersionId !== published.at(-1)?.id)
     throw new Error('the default is not the newest version');
   return published.flatMap((version) => version.groups);
+}
+
+/**
+ * What a trainer fault left behind, from the ledger: `expected` groups missing from the default
+ * lineage (lost: their update is not in the default adapter; every group of a forked lineage counts),
+ * groups in two versions or two training steps (duplicates), and runs left `running`, group leases
+ * still owned and policy leases still held (leaks).
+ */
+export function ledgerFaults(ledger: Ledger, expected: readonly string[]): FaultOutcome {
+  let included: string[];
+  try {
+    included = lineageGroups(ledger);
+  } catch {
+    included = [];
+  }
+  const inLineage = new Set(included);
+  return {
+    lostTurns: expected.filter((group) => !inLineage.has(group)).length,
+    duplicates: included.length - inLineage.size + ledger.stepGroups.length - new Set(ledger.stepGroups).size,
+    leaks:
+      ledger.runs.filter((run) => run.status === 'running').length +
+      ledger.groups.filter((group) => group.owner !== null).length +
+      ledger.heldPolicyLeases,
+  };
 }
