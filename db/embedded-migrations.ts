@@ -67,4 +67,11 @@ export const embeddedMigrations: readonly EmbeddedMigration[] = [
     hash: 'a77e645527a5c348c476f71d3d6ad3f1925570aca2006073ebc7725079760795',
     sql: 'CREATE TABLE "policy_leases" (\n\t"policy_id" uuid PRIMARY KEY NOT NULL,\n\t"owner" text NOT NULL,\n\t"expires_at" timestamp with time zone NOT NULL,\n\t"taken_at" timestamp with time zone DEFAULT now() NOT NULL\n);\n--> statement-breakpoint\nALTER TABLE "training_runs" DROP CONSTRAINT "training_runs_status_check";--> statement-breakpoint\nALTER TABLE "policy_leases" ADD CONSTRAINT "policy_leases_policy_id_policies_id_fk" FOREIGN KEY ("policy_id") REFERENCES "public"."policies"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint\nALTER TABLE "training_runs" ADD CONSTRAINT "training_runs_status_check" CHECK ("training_runs"."status" in (\'running\', \'finished\', \'failed\', \'interrupted\'));',
   },
+  {
+    tag: '0008_trajectory_heartbeat',
+    folderMillis: 1796121904220,
+    breakpoints: true,
+    hash: '09482050bd6dc814ade401d2390faec6e96feaac8f4aaa24580d68255d9e8dbd',
+    sql: 'ALTER TABLE "trajectories" ADD COLUMN "runner" text;--> statement-breakpoint\nALTER TABLE "trajectories" ADD COLUMN "heartbeat_at" timestamp with time zone;--> statement-breakpoint\nALTER TABLE "trajectories" ADD COLUMN "lease_expires_at" timestamp with time zone;--> statement-breakpoint\nALTER TABLE "trajectories" ADD COLUMN "resumes" integer DEFAULT 0 NOT NULL;--> statement-breakpoint\nCREATE INDEX "trajectories_running_lease_idx" ON "trajectories" USING btree ("lease_expires_at") WHERE "trajectories"."status" = \'running\';',
+  },
 ];
