@@ -9,6 +9,7 @@ import { consumeEpisode } from '../../edge/rollouts/consume-episode.ts';
 import { episodeMessage } from '../../edge/rollouts/episode-message.ts';
 import { makeGroup } from '../support/fixtures.ts';
 import { openTestStore, type TestStore } from '../support/open-test-store.ts';
+import { testRunner } from './support/test-runner.ts';
 
 let testStore: TestStore;
 beforeAll(async () => {
@@ -32,6 +33,7 @@ describe('consumeEpisode', () => {
     const trajectory = trajectories[0] as (typeof trajectories)[number];
     const context = {
       store: failingReads(testStore.store),
+      runner: testRunner(testStore.store),
       environments,
       policy: new ScriptedPolicyClient([]),
     };
@@ -59,7 +61,12 @@ describe('consumeEpisode', () => {
   });
 
   it('acknowledges malformed messages and unknown trajectories without running anything', async () => {
-    const context = { store: testStore.store, environments, policy: new ScriptedPolicyClient([]) };
+    const context = {
+      store: testStore.store,
+      runner: testRunner(testStore.store),
+      environments,
+      policy: new ScriptedPolicyClient([]),
+    };
     expect(await consumeEpisode(context, { v: 2 }, { attempt: 1, maxAttempts: 4 })).toMatchObject({
       ack: true,
       outcome: { kind: 'skipped', reason: expect.stringMatching(/^invalid message: /) },
@@ -77,7 +84,12 @@ describe('consumeEpisode', () => {
   it('closes a trajectory that cannot run (no routing metadata) as a setup error', async () => {
     const { group, trajectories } = await makeGroup(testStore.store, { size: 1, env: 'multi-hop' });
     const trajectory = trajectories[0] as (typeof trajectories)[number];
-    const context = { store: testStore.store, environments, policy: new ScriptedPolicyClient([]) };
+    const context = {
+      store: testStore.store,
+      runner: testRunner(testStore.store),
+      environments,
+      policy: new ScriptedPolicyClient([]),
+    };
     const consumed = await consumeEpisode(context, episodeMessage(group.id, trajectory.id), {
       attempt: 1,
       maxAttempts: 4,
@@ -97,7 +109,7 @@ describe('consumeEpisode', () => {
     });
     const policy = new ScriptedPolicyClient([]);
     const consumed = await consumeEpisode(
-      { store: testStore.store, environments, policy },
+      { store: testStore.store, runner: testRunner(testStore.store), environments, policy },
       episodeMessage(group.id, trajectory.id),
       { attempt: 1, maxAttempts: 4 },
     );
