@@ -82,17 +82,17 @@ export class LeaseKeeper {
     }
   }
 
-  /** One round of beats now (the timer's tick; tests call it directly). */
-  beat(): Promise<void> {
-    this.#beating ??= this.#beatDue().finally(() => {
+  /** One round of beats now (the timer's tick); `all`: every held episode, due or not. */
+  beat(options: { readonly all?: boolean } = {}): Promise<void> {
+    this.#beating ??= this.#beatDue(options.all === true).finally(() => {
       this.#beating = undefined;
     });
     return this.#beating;
   }
 
-  async #beatDue(): Promise<void> {
+  async #beatDue(all: boolean): Promise<void> {
     // Renewed less than half a tick ago: the next tick comes well before its lease lapses.
-    const due = Date.now() - this.#options.beatEveryMs / 2;
+    const due = all ? Number.POSITIVE_INFINITY : Date.now() - this.#options.beatEveryMs / 2;
     const ids = [...this.#held].filter(([, held]) => held.renewedAt <= due).map(([id]) => id);
     for (const [runner, trajectoryIds] of this.#byRunner(ids)) {
       const startedAt = Date.now();
