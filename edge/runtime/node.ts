@@ -135,7 +135,11 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
     if (ids.length === 0) return 0;
     const held = new Set(
       claim
-        ? await store.claimTrajectories({ runner: runnerName(), leaseSeconds: leases.leaseSeconds, trajectoryIds: ids })
+        ? await store.claimTrajectories({
+            runner: runnerName(),
+            leaseSeconds: leases.leaseSeconds,
+            trajectoryIds: ids,
+          })
         : ids,
     );
     for (const id of held) keeper.hold(id, runnerName());

@@ -112,7 +112,11 @@ export default {
       requestTokenIds: config.upstream.requestTokenIds,
     });
     const leases = config.episodes ?? episodeLeaseDefaults;
-    const keeper = new LeaseKeeper({ store, leaseSeconds: leases.leaseSeconds, beatEveryMs: beatEveryMs(leases) });
+    const keeper = new LeaseKeeper({
+      store,
+      leaseSeconds: leases.leaseSeconds,
+      beatEveryMs: beatEveryMs(leases),
+    });
     try {
       await Promise.all(
         batch.messages.map(async (message) => {
@@ -136,7 +140,11 @@ export default {
     }
   },
 
-  async scheduled(_controller: ScheduledControllerLike, env: WorkerEnv, ctx: ExecutionContextLike): Promise<void> {
+  async scheduled(
+    _controller: ScheduledControllerLike,
+    env: WorkerEnv,
+    ctx: ExecutionContextLike,
+  ): Promise<void> {
     const { config, openStore } = prepare(env);
     const store = await openStore();
     try {

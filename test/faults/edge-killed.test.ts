@@ -118,7 +118,9 @@ async function untilMidway(edge: SpawnedEdge, groupIds: readonly string[], assis
   await expect
     .poll(
       async () => {
-        const views = await Promise.all(groupIds.map((id) => api<GroupView>(edge, `/v1/groups/${id}?turns=true`)));
+        const views = await Promise.all(
+          groupIds.map((id) => api<GroupView>(edge, `/v1/groups/${id}?turns=true`)),
+        );
         const replies = views
           .flatMap((view) => view.trajectories)
           .flatMap((trajectory) => trajectory.turns)
@@ -228,9 +230,9 @@ async function killedAndRestarted(target: Target, context: Parameters<typeof rec
   const before = await withStore(target, (store) => ledger(store, groupIds));
   // The kill landed mid-rollout: turns stored, episodes still running, no group complete.
   expect(before.groups.every((group) => group.status === 'running')).toBe(true);
-  expect(before.trajectories.some((trajectory) => trajectory.status === 'running' && trajectory.turnCount > 2)).toBe(
-    true,
-  );
+  expect(
+    before.trajectories.some((trajectory) => trajectory.status === 'running' && trajectory.turnCount > 2),
+  ).toBe(true);
   const second = await startEdge(target, 'edge-restarted', 4);
   expect(second.output()).toMatch(/resuming \d+ unfinished episode/);
   await expect
@@ -259,7 +261,9 @@ async function killedAndRestarted(target: Target, context: Parameters<typeof rec
 }
 
 async function withApiGroups(edge: SpawnedEdge, groupIds: readonly string[]): Promise<string[]> {
-  return Promise.all(groupIds.map(async (id) => (await api<GroupView>(edge, `/v1/groups/${id}`)).group.status));
+  return Promise.all(
+    groupIds.map(async (id) => (await api<GroupView>(edge, `/v1/groups/${id}`)).group.status),
+  );
 }
 
 describe('an edge killed mid-rollout', () => {

@@ -239,7 +239,12 @@ describe.runIf(context.databaseUrl)('the cron sweep in workerd', () => {
     const store = await storeFor();
     try {
       const task = multiHop.sampleTask('train', 41 + resumes);
-      const stored = await store.upsertTask({ env: 'multi-hop', key: task.id, input: task, split: task.split });
+      const stored = await store.upsertTask({
+        env: 'multi-hop',
+        key: task.id,
+        input: task,
+        split: task.split,
+      });
       const group = await store.createGroup({ taskId: stored.id, size: 1 });
       const trajectory = await store.startTrajectory({
         groupId: group.id,
@@ -248,7 +253,10 @@ describe.runIf(context.databaseUrl)('the cron sweep in workerd', () => {
       const lease = { runner: 'queue:dead-consumer', leaseSeconds: 60 };
       await store.claimTrajectory({ trajectoryId: trajectory.id, ...lease });
       for (const [index, message] of solve(task).slice(0, turns).entries()) {
-        await store.appendTurn({ trajectoryId: trajectory.id, index, role: message.role, content: message.content }, lease);
+        await store.appendTurn(
+          { trajectoryId: trajectory.id, index, role: message.role, content: message.content },
+          lease,
+        );
       }
       await store.sql.query(
         `update trajectories set lease_expires_at = now() - interval '1 second', resumes = $2 where id = $1`,
@@ -279,7 +287,9 @@ describe.runIf(context.databaseUrl)('the cron sweep in workerd', () => {
   it('sends an episode whose consumer died to the queue again; its consumer resumes it to the end', async () => {
     const { task, groupId, trajectoryId } = await orphanedEpisode(2, 0);
     await runCron();
-    await expect.poll(async () => (await read(trajectoryId)).trajectory.status, { timeout: 30_000 }).toBe('finished');
+    await expect
+      .poll(async () => (await read(trajectoryId)).trajectory.status, { timeout: 30_000 })
+      .toBe('finished');
     const done = await read(trajectoryId);
     // Taken over once, under the sweep's name, which its queue message carried to the consumer.
     expect(done.trajectory.runner).toMatch(/^cron:/);

@@ -5,7 +5,10 @@ import { beatEveryMs, episodeLeaseDefaults } from '../../../edge/rollouts/episod
 import { LeaseKeeper } from '../../../edge/rollouts/lease-keeper.ts';
 import type { EpisodeRunner } from '../../../edge/rollouts/run-queued-episode.ts';
 
-export function testRunner(store: Store, name = `test-runner-${crypto.randomUUID().slice(0, 8)}`): EpisodeRunner {
+export function testRunner(
+  store: Store,
+  name = `test-runner-${crypto.randomUUID().slice(0, 8)}`,
+): EpisodeRunner {
   const keeper = new LeaseKeeper({
     store,
     leaseSeconds: episodeLeaseDefaults.leaseSeconds,
