@@ -12,6 +12,7 @@ import type { UpstreamEndpoint } from './proxy/upstream.ts';
 import type { EpisodeDispatcher } from './rollouts/episode-message.ts';
 import { groupRoutes } from './routes/groups.ts';
 import { proxyRoutes } from './routes/proxy.ts';
+import { episodeLeaseDefaults } from './rollouts/episode-leases.ts';
 import { rolloutRoutes } from './routes/rollouts.ts';
 import { trajectoryRoutes } from './routes/trajectories.ts';
 import type { StoreProvider } from './store-provider.ts';
@@ -51,6 +52,8 @@ export interface EdgeDeps {
   /** The model requests get when they name no policy or experiment. */
   readonly defaultModel?: string;
   readonly limits?: Partial<EdgeLimits>;
+  /** Episode leases (seconds); default episodeLeaseDefaults'. */
+  readonly episodeLeaseSeconds?: number;
   /** Server errors (5xx) go here with their cause; default console.error. */
   readonly logError?: (error: unknown, request: Request) => void;
 }
@@ -68,6 +71,7 @@ export function createApp(deps: EdgeDeps) {
         dispatcher: deps.dispatcher,
         defaultModel: deps.defaultModel,
         maxBodyBytes: limits.rolloutBodyBytes,
+        leaseSeconds: deps.episodeLeaseSeconds ?? episodeLeaseDefaults.leaseSeconds,
       }),
     )
     .route(

@@ -1,10 +1,12 @@
-// The sweep over rollout episodes whose runner stopped: each stale one (lease expired, or never
-// claimed for a whole lease) is either taken over by the sweeping runner, to be resumed from its
+// The sweep over rollout episodes whose runner stopped: each stale one (its lease expired: its runner
+// stopped beating, or a fresh slot's first runner never came) is either taken over by the sweeping runner, to be resumed from its
 // stored turns, or ended as `error` with a reason an operator can read in SQL (taken over too often,
 // or too old). Rows are locked FOR UPDATE SKIP LOCKED, so two sweeps never take the same episode and
 // a runner mid-append is skipped. Ending the last episode of a group completes the group
-// (finishTrajectory); a running group whose episodes have all ended is completed here too.
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+// (finishTrajectory); a running group whose episodes have all ended is completed here too. Only
+// rollout slots carry a lease (start-trajectory.ts' awaitRunnerSeconds): trajectories an outside agent
+// drives through the proxy are never swept.
+import { and, asc, eq, inArray, isNotNull, lt, or, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { rolloutGroups } from '../schema/rollout-groups.ts';
 import { trajectories } from '../schema/trajectories.ts';
@@ -54,11 +56,14 @@ export interface SweepResult {
 export async function sweepTrajectories(db: StoreDb, input: SweepTrajectoriesInput): Promise<SweepResult> {
   const sweep = parseInput(sweepTrajectoriesSchema, input, 'sweepTrajectories');
   return db.transaction(async (tx) => {
-    const stale = sql`coalesce(${trajectories.leaseExpiresAt}, ${trajectories.startedAt} + ${sweep.leaseSeconds}::double precision * interval '1 second') < now()`;
+    const stale = lt(trajectories.leaseExpiresAt, sql`now()`);
     const scope = {
       stale,
-      'stale-or-own': sql`(${stale} or ${trajectories.runner} = ${sweep.runner})`,
-      all: undefined,
+      'stale-or-own': or(
+        stale,
+        and(eq(trajectories.runner, sweep.runner), isNotNull(trajectories.leaseExpiresAt)),
+      ),
+      all: isNotNull(trajectories.leaseExpiresAt),
     } satisfies Record<SweepScope, unknown>;
     const candidates = await tx
       .select({
@@ -100,7 +105,7 @@ export async function sweepTrajectories(db: StoreDb, input: SweepTrajectoriesInp
           runner: sweep.runner,
           heartbeatAt: sql`now()`,
           leaseExpiresAt: leaseExpiry(sweep.leaseSeconds),
-          // Only a takeover from a runner that had it counts; the first claim of a lost message does not.
+          // Only a takeover from a runner that had it counts; the first claim of a lost slot does not.
           resumes: sql`${trajectories.resumes} + case when ${trajectories.runner} is null then 0 else 1 end`,
         })
         .where(

@@ -25,9 +25,10 @@ const claimTrajectoriesSchema = trajectoryLeaseSchema.extend({
 export type ClaimTrajectoriesInput = z.input<typeof claimTrajectoriesSchema>;
 
 /**
- * Leases the listed running episodes to `runner`, each only when nobody holds it, its lease expired
- * (the runner stopped), or `runner` holds it already (then it is renewed). One statement, so two
- * runners racing for an episode cannot both win. Returns the ids claimed.
+ * Leases the listed running episodes to `runner`, each only when no runner holds it (a fresh rollout
+ * slot's lease has none), its lease expired (the runner stopped), or `runner` holds it already (then
+ * it is renewed). One statement, so two runners racing for an episode cannot both win. Returns the
+ * ids claimed.
  */
 export async function claimTrajectories(db: StoreDb, input: ClaimTrajectoriesInput): Promise<string[]> {
   const claim = parseInput(claimTrajectoriesSchema, input, 'claimTrajectories');
@@ -39,6 +40,7 @@ export async function claimTrajectories(db: StoreDb, input: ClaimTrajectoriesInp
         inArray(trajectories.id, claim.trajectoryIds),
         eq(trajectories.status, 'running'),
         or(
+          isNull(trajectories.runner),
           isNull(trajectories.leaseExpiresAt),
           lt(trajectories.leaseExpiresAt, sql`now()`),
           eq(trajectories.runner, claim.runner),

@@ -13,6 +13,8 @@ export interface RolloutRouteDeps {
   readonly dispatcher: EpisodeDispatcher;
   readonly defaultModel: string | undefined;
   readonly maxBodyBytes: number;
+  /** The episode lease, which a queued slot waits for its first runner. */
+  readonly leaseSeconds: number;
 }
 
 export function rolloutRoutes(deps: RolloutRouteDeps) {
@@ -24,6 +26,7 @@ export function rolloutRoutes(deps: RolloutRouteDeps) {
         environments: deps.environments,
         dispatcher: deps.dispatcher,
         defaultModel: deps.defaultModel,
+        awaitRunnerSeconds: deps.leaseSeconds,
       },
       request,
     );

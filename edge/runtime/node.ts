@@ -155,6 +155,7 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
     stores: sharedStoreProvider(store),
     environments,
     dispatcher,
+    episodeLeaseSeconds: leases.leaseSeconds,
     upstream: config.upstream,
     apiKeys: config.apiKeys,
     ...(config.defaultModel ? { defaultModel: config.defaultModel } : {}),

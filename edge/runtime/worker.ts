@@ -69,6 +69,7 @@ function prepare(env: WorkerEnv): Prepared {
     stores: perUseStoreProvider(openStore),
     environments,
     dispatcher: queueDispatcher(env.EPISODES),
+    episodeLeaseSeconds: (config.episodes ?? episodeLeaseDefaults).leaseSeconds,
     upstream: config.upstream,
     apiKeys: config.apiKeys,
     ...(config.defaultModel ? { defaultModel: config.defaultModel } : {}),

@@ -38,6 +38,7 @@ async function start(groupSize: number) {
       environments,
       dispatcher: { dispatch: async () => {} },
       defaultModel: 'tiny-base',
+      awaitRunnerSeconds: 60,
     },
     { env: 'multi-hop', groupSize, taskSeed: 3 },
   );

@@ -152,20 +152,29 @@ describe('the sweep', () => {
     expect(mine(restart.taken, trajectories).sort()).toEqual([live, stale, own].sort());
   });
 
-  it('takes a never-claimed episode only after a whole lease, without counting a resume', async () => {
-    const { trajectories } = await makeGroup(store, { size: 1 });
-    const id = (trajectories[0] as { id: string }).id;
-    expect(
-      mine((await store.sweepTrajectories({ runner: 's', ...sweepOptions })).taken, trajectories),
-    ).toEqual([]);
-    await store.sql.query(
-      `update trajectories set started_at = now() - interval '61 seconds' where id = $1`,
-      [id],
+  it('takes a rollout slot whose first runner never came once its wait lapses, without counting a resume', async () => {
+    const { group, task } = await makeGroup(store, { size: 3, started: 0 });
+    const delivered = await store.startTrajectory({ groupId: group.id, awaitRunnerSeconds: 60 });
+    const lost = await store.startTrajectory({ groupId: group.id, awaitRunnerSeconds: 60 });
+    // Joined by an outside agent through the proxy: no edge runs it, so no sweep may take it.
+    const agent = await store.startTrajectory({ groupId: group.id, taskId: task.id });
+    const fixture = [delivered, lost, agent];
+    // Any runner may claim a waiting slot (its queue message arrived); nobody sweeps one still waiting.
+    expect(await store.claimTrajectory({ trajectoryId: delivered.id, ...lease('consumer') })).toEqual({
+      claimed: true,
+    });
+    expect(mine((await store.sweepTrajectories({ runner: 's', ...sweepOptions })).taken, fixture)).toEqual(
+      [],
     );
-    expect(
-      mine((await store.sweepTrajectories({ runner: 's', ...sweepOptions })).taken, trajectories),
-    ).toEqual([id]);
-    expect(await leaseOf(id)).toMatchObject({ runner: 's', resumes: 0, held: true });
+    await expire([lost.id]);
+    expect(mine((await store.sweepTrajectories({ runner: 's', ...sweepOptions })).taken, fixture)).toEqual([
+      lost.id,
+    ]);
+    expect(await leaseOf(lost.id)).toMatchObject({ runner: 's', resumes: 0, held: true });
+    // Even the embedded store's restart (every running episode) leaves the agent's alone.
+    const everything = await store.sweepTrajectories({ runner: 's', ...sweepOptions, scope: 'all' });
+    expect(mine(everything.taken, fixture).sort()).toEqual([delivered.id, lost.id].sort());
+    expect(await leaseOf(agent.id)).toMatchObject({ runner: null, held: false });
   });
 
   it('ends an episode taken over too often, with a reason, and completes its group', async () => {
