@@ -117,7 +117,8 @@ export type ReleaseTrajectoriesInput = z.input<typeof releaseTrajectoriesSchema>
 
 /**
  * Gives up the runner's lease on the listed episodes (it stops without ending them), so another
- * runner takes them over at once instead of after expiry. Returns the ids released.
+ * runner takes them over at once instead of after expiry, and that takeover is not counted as a
+ * resume (the runner stopped cleanly; it did not die). Returns the ids released.
  */
 export async function releaseTrajectories(db: StoreDb, input: ReleaseTrajectoriesInput): Promise<string[]> {
   const release = parseInput(releaseTrajectoriesSchema, input, 'releaseTrajectories');
@@ -125,7 +126,7 @@ export async function releaseTrajectories(db: StoreDb, input: ReleaseTrajectorie
     .update(trajectories)
     // Expired now rather than cleared: to the sweep it is stale at once (a cleared lease reads as
     // never claimed, which it waits a whole lease for, in case its queue message is on its way).
-    .set({ leaseExpiresAt: sql`now()` })
+    .set({ runner: null, leaseExpiresAt: sql`now()` })
     .where(
       and(
         inArray(trajectories.id, release.trajectoryIds),

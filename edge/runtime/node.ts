@@ -122,8 +122,11 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
         message,
         { attempt, maxAttempts },
       );
-      if (!consumed.ack) log(`episode ${message.trajectoryId}: delivery ${attempt} failed; retrying`);
-      else if (consumed.outcome.kind !== 'ran')
+      if (!consumed.ack) {
+        // Kept beating until the redelivery, so no sweep hands it to a second run meanwhile.
+        keeper.hold(message.trajectoryId, runnerName());
+        log(`episode ${message.trajectoryId}: delivery ${attempt} failed; retrying`);
+      } else if (consumed.outcome.kind !== 'ran')
         log(`episode ${message.trajectoryId}: ${consumed.outcome.kind}: ${consumed.outcome.reason}`);
       return consumed.ack;
     },
@@ -171,7 +174,8 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
   });
   const { port } = server.address() as AddressInfo;
   const url = `http://${hostname.includes(':') ? `[${hostname}]` : hostname}:${port}`;
-  runner ??= `edge@${hostName()}:${port}`;
+  // Lease owners are at most 200 characters (db/store/fields.ts); a host name may be longer.
+  runner ??= `edge@${hostName().slice(0, 180)}:${port}`;
   const resume = options.resumeUnfinished ?? true;
   const sweep = async (scope: SweepScope) => {
     const swept = await sweepEpisodes({

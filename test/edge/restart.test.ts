@@ -46,7 +46,6 @@ describe('restarting the Node edge', () => {
     const interrupted = await Promise.all(trajectoryIds.map((id) => store.getTrajectory(id)));
     for (const { trajectory, turns } of interrupted) {
       expect(trajectory.status).toBe('running');
-      expect(trajectory.runner).toBe(first.runner);
       expect(turns.length).toBeGreaterThanOrEqual(2);
     }
     // Handed back by the clean stop (by the database clock): free for any runner at once.

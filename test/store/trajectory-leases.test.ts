@@ -86,10 +86,11 @@ describe('claiming an episode', () => {
     });
     expect(await store.releaseTrajectories({ runner: 'other', trajectoryIds: [second] })).toEqual([]);
     expect(await store.releaseTrajectories({ runner: 'r', trajectoryIds: [second] })).toEqual([second]);
-    expect((await leaseOf(second)).held).toBe(false);
-    expect(await store.claimTrajectory({ trajectoryId: second, ...lease('next') })).toEqual({
-      claimed: true,
-    });
+    expect(await leaseOf(second)).toMatchObject({ runner: null, held: false });
+    // A sweep takes it at once, and a clean hand-back is not counted as a resume.
+    const swept = await store.sweepTrajectories({ runner: 'next', ...sweepOptions });
+    expect(mine(swept.taken, trajectories)).toEqual([second]);
+    expect(await leaseOf(second)).toMatchObject({ runner: 'next', resumes: 0, held: true });
   });
 });
 
