@@ -43,7 +43,6 @@ import {
   releaseTrajectories,
 } from './store/trajectory-leases.ts';
 import { turnsAfter } from './store/turns-after.ts';
-import { unfinishedRollouts } from './store/unfinished-rollouts.ts';
 import { upsertTask, upsertTasks } from './store/upsert-tasks.ts';
 
 export const storeFunctions = {
@@ -65,7 +64,6 @@ export const storeFunctions = {
   listGroups,
   markGroupComplete,
   markGroupFailed,
-  unfinishedRollouts,
   claimTrajectory,
   claimTrajectories,
   beatTrajectories,

@@ -42,6 +42,10 @@ export interface WorkerEnv {
   readonly INFERENCE_TIMEOUT_MS?: string;
   readonly EDGE_API_KEYS?: string;
   readonly DEFAULT_MODEL?: string;
+  /** Episode leases and the cron sweep's limits (edge/edge-config.ts); EPISODE_SWEEP_SECONDS is Node's, the cron is wrangler.toml's. */
+  readonly EPISODE_LEASE_SECONDS?: string;
+  readonly EPISODE_MAX_RESUMES?: string;
+  readonly EPISODE_MAX_AGE_SECONDS?: string;
   /** Local development and tests only: `host:port` of a WebSocket-to-TCP tunnel in front of Postgres. */
   readonly NEON_DEV_WS_PROXY?: string;
   readonly EPISODES: QueueLike<EpisodeMessage>;

@@ -172,9 +172,16 @@ describe('the sweep', () => {
       lost.id,
     ]);
     expect(await leaseOf(lost.id)).toMatchObject({ runner: 's', resumes: 0, held: true });
-    // Even the embedded store's restart (every running episode) leaves the agent's alone.
+    // A failed group's slots are not worth resuming; live traffic has no group.
+    const failed = await makeGroup(store, { size: 1, started: 0 });
+    const abandoned = await store.startTrajectory({ groupId: failed.group.id, awaitRunnerSeconds: 60 });
+    await store.markGroupFailed({ groupId: failed.group.id, reason: 'test' });
+    const live = await store.startTrajectory({ env: 'live' });
+    // Even the embedded store's restart (every running episode) leaves those and the agent's alone.
     const everything = await store.sweepTrajectories({ runner: 's', ...sweepOptions, scope: 'all' });
-    expect(mine(everything.taken, fixture).sort()).toEqual([delivered.id, lost.id].sort());
+    expect(mine(everything.taken, [...fixture, abandoned, live]).sort()).toEqual(
+      [delivered.id, lost.id].sort(),
+    );
     expect(await leaseOf(agent.id)).toMatchObject({ runner: null, held: false });
   });
 
