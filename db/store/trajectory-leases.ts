@@ -76,7 +76,7 @@ export async function claimTrajectory(db: StoreDb, input: ClaimTrajectoryInput):
     })
     .from(trajectories)
     .where(eq(trajectories.id, trajectoryId));
-  if (!held) return { claimed: false, reason: `trajectory ${trajectoryId} does not exist` };
+  if (!held) return { claimed: false, reason: 'it does not exist' };
   if (held.status !== 'running') return { claimed: false, reason: `it already ended (${held.status})` };
   return {
     claimed: false,

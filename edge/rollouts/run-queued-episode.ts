@@ -78,7 +78,10 @@ export async function runQueuedEpisode(
     runner: runner.name,
     leaseSeconds: runner.keeper.leaseSeconds,
   });
-  if (!claim.claimed) return { kind: 'skipped', reason: `trajectory ${trajectoryId}: ${claim.reason}` };
+  if (!claim.claimed) {
+    runner.keeper.letGo(trajectoryId);
+    return { kind: 'skipped', reason: `trajectory ${trajectoryId}: ${claim.reason}` };
+  }
   const lost = new AbortController();
   runner.keeper.hold(trajectoryId, runner.name, (reason) => lost.abort(new Error(reason)));
   try {

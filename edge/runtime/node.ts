@@ -190,7 +190,13 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
     return swept.taken.length;
   };
   // One process owns an embedded store: whatever is running there has no other runner.
-  const resumed = resume ? await sweep(store.driver === 'pglite' ? 'all' : 'stale-or-own') : 0;
+  // A failed first sweep does not stop the edge: the timer's next one tries again.
+  const resumed = resume
+    ? await sweep(store.driver === 'pglite' ? 'all' : 'stale-or-own').catch((error: unknown) => {
+        log(`episode sweep at start failed: ${errorMessage(error)}`);
+        return 0;
+      })
+    : 0;
   let sweeping = false;
   const timer = resume
     ? setInterval(() => {
