@@ -88,4 +88,11 @@ export const embeddedMigrations: readonly EmbeddedMigration[] = [
     hash: '90294bd1eec7943c2a1f7a4f843dfdd3a58137ce78326aa5bac3d2b71b8d4007',
     sql: '-- Custom SQL migration file, put your code below! --\n-- The SQL agent\'s sample shop leaves the trajectory store: its tool now queries a sandbox database of\n-- its own (sandbox/sample-seed.ts, `edgerl sandbox setup`), as a role that can read nothing else. Nothing\n-- about the tool stays in the store; CASCADE also drops the analyst role\'s default privileges there.\nDROP SCHEMA IF EXISTS "sample" CASCADE;\n',
   },
+  {
+    tag: '0011_trajectory_heartbeat',
+    folderMillis: 1796124744645,
+    breakpoints: true,
+    hash: '09482050bd6dc814ade401d2390faec6e96feaac8f4aaa24580d68255d9e8dbd',
+    sql: 'ALTER TABLE "trajectories" ADD COLUMN "runner" text;--> statement-breakpoint\nALTER TABLE "trajectories" ADD COLUMN "heartbeat_at" timestamp with time zone;--> statement-breakpoint\nALTER TABLE "trajectories" ADD COLUMN "lease_expires_at" timestamp with time zone;--> statement-breakpoint\nALTER TABLE "trajectories" ADD COLUMN "resumes" integer DEFAULT 0 NOT NULL;--> statement-breakpoint\nCREATE INDEX "trajectories_running_lease_idx" ON "trajectories" USING btree ("lease_expires_at") WHERE "trajectories"."status" = \'running\';',
+  },
 ];

@@ -11,7 +11,7 @@ export const storeErrorCodes = [
   'conflict',
   /** The trajectory has finished; it takes no more turns. */
   'trajectory-closed',
-  /** The caller no longer holds the lease on a group (it expired and another trainer claimed it). */
+  /** The caller no longer holds its lease on a group or an episode (it expired and another trainer or runner took it). */
   'lease-lost',
   /** The caller does not hold the policy's lease (another trainer advances the policy): nothing is published. */
   'policy-lease-lost',

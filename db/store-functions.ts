@@ -35,8 +35,14 @@ import { setTrajectoryTools } from './store/set-trajectory-tools.ts';
 import { startTrajectory } from './store/start-trajectory.ts';
 import { commitTrainingCycle, recordPublishFailure } from './store/training-cycle.ts';
 import { finishTrainingRun, recordTrainingStep, startTrainingRun } from './store/training-runs.ts';
+import { sweepTrajectories } from './store/sweep-trajectories.ts';
+import {
+  beatTrajectories,
+  claimTrajectories,
+  claimTrajectory,
+  releaseTrajectories,
+} from './store/trajectory-leases.ts';
 import { turnsAfter } from './store/turns-after.ts';
-import { unfinishedRollouts } from './store/unfinished-rollouts.ts';
 import { upsertTask, upsertTasks } from './store/upsert-tasks.ts';
 
 export const storeFunctions = {
@@ -58,7 +64,11 @@ export const storeFunctions = {
   listGroups,
   markGroupComplete,
   markGroupFailed,
-  unfinishedRollouts,
+  claimTrajectory,
+  claimTrajectories,
+  beatTrajectories,
+  releaseTrajectories,
+  sweepTrajectories,
   // Scoring and training
   recordJudgeScores,
   markGroupUnscored,

@@ -15,6 +15,9 @@ export { defaultLeaseSeconds } from './store/fields.ts';
 export type { AbExperimentView } from './store/get-ab-experiment.ts';
 export type { GroupWithTrajectories } from './store/get-group.ts';
 export { scorableStatuses } from './store/group-transitions.ts';
+export type { SweepResult, SweepScope, SweptEpisode } from './store/sweep-trajectories.ts';
+export { sweepScopes } from './store/sweep-trajectories.ts';
+export type { TrajectoryLease } from './store/trajectory-leases.ts';
 
 export const storeDrivers = ['pglite', 'node-postgres', 'neon'] as const;
 export type StoreDriver = (typeof storeDrivers)[number];

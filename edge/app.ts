@@ -13,6 +13,7 @@ import type { UpstreamEndpoint } from './proxy/upstream.ts';
 import type { EpisodeDispatcher } from './rollouts/episode-message.ts';
 import { groupRoutes } from './routes/groups.ts';
 import { proxyRoutes } from './routes/proxy.ts';
+import { episodeLeaseDefaults } from './rollouts/episode-leases.ts';
 import { rolloutRoutes } from './routes/rollouts.ts';
 import { trajectoryRoutes } from './routes/trajectories.ts';
 import type { StoreProvider } from './store-provider.ts';
@@ -57,6 +58,8 @@ export interface EdgeDeps {
    * environment needing another. Absent: not checked (the episode then fails its setup instead).
    */
   readonly provides?: readonly CapabilityName[];
+  /** Episode leases (seconds); default episodeLeaseDefaults'. */
+  readonly episodeLeaseSeconds?: number;
   /** Server errors (5xx) go here with their cause; default console.error. */
   readonly logError?: (error: unknown, request: Request) => void;
 }
@@ -75,6 +78,7 @@ export function createApp(deps: EdgeDeps) {
         defaultModel: deps.defaultModel,
         maxBodyBytes: limits.rolloutBodyBytes,
         ...(deps.provides ? { provides: deps.provides } : {}),
+        leaseSeconds: deps.episodeLeaseSeconds ?? episodeLeaseDefaults.leaseSeconds,
       }),
     )
     .route(

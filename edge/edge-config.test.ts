@@ -15,6 +15,7 @@ describe('edgeConfigFromEnv', () => {
       defaultModel: 'agent',
       episodeConcurrency: 8,
       policyTimeoutMs: 120_000,
+      episodes: { leaseSeconds: 60, sweepSeconds: 60, maxResumes: 3, maxAgeSeconds: 86_400 },
     });
     const openai = edgeConfigFromEnv({
       INFERENCE_BASE_URL: 'https://api.openai.com/v1',
@@ -23,6 +24,11 @@ describe('edgeConfigFromEnv', () => {
       INFERENCE_TIMEOUT_MS: '5000',
       EPISODE_CONCURRENCY: '2',
       EDGE_API_KEYS: 'k',
+      EPISODE_LEASE_SECONDS: '5',
+      EPISODE_SWEEP_SECONDS: '2',
+      EPISODE_MAX_RESUMES: '0',
+      EPISODE_MAX_AGE_SECONDS: '600',
+      EDGE_RUNNER: 'edge-a',
     });
     expect(openai.upstream).toEqual({
       baseUrl: 'https://api.openai.com/v1',
@@ -31,6 +37,8 @@ describe('edgeConfigFromEnv', () => {
       timeoutMs: 5000,
     });
     expect(openai.episodeConcurrency).toBe(2);
+    expect(openai.episodes).toEqual({ leaseSeconds: 5, sweepSeconds: 2, maxResumes: 0, maxAgeSeconds: 600 });
+    expect(openai.runner).toBe('edge-a');
   });
 
   it('lists every problem with the variable to fix and what it should hold', () => {
@@ -41,6 +49,8 @@ describe('edgeConfigFromEnv', () => {
         EPISODE_CONCURRENCY: '0',
         INFERENCE_TIMEOUT_MS: '1.5',
         INFERENCE_TOKEN_IDS: 'yes',
+        EPISODE_LEASE_SECONDS: '0',
+        EPISODE_MAX_RESUMES: '-1',
       });
     } catch (caught) {
       error = caught;
@@ -54,6 +64,8 @@ describe('edgeConfigFromEnv', () => {
         'EPISODE_CONCURRENCY must be a positive integer, got "0"',
         'INFERENCE_TIMEOUT_MS must be a positive integer, got "1.5"',
         'INFERENCE_TOKEN_IDS must be "true" or "false", got "yes"',
+        'EPISODE_LEASE_SECONDS must be a positive integer, got "0"',
+        'EPISODE_MAX_RESUMES must be a whole number (0 or more), got "-1"',
       ].sort(),
     );
   });
@@ -87,6 +99,11 @@ describe('edgeConfigFromEnv', () => {
       EDGE_API_KEYS: undefined,
       DEFAULT_MODEL: undefined,
       EPISODE_CONCURRENCY: 8,
+      EPISODE_LEASE_SECONDS: 60,
+      EPISODE_SWEEP_SECONDS: 60,
+      EPISODE_MAX_RESUMES: 3,
+      EPISODE_MAX_AGE_SECONDS: 86_400,
+      EDGE_RUNNER: undefined,
     });
     // Each field is read from the variable it documents.
     for (const field of edgeConfigFields) expect(field.path).toEqual([field.doc.env]);

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { configFields, documented, parseConfig } from '../protocol/config-docs.ts';
 import { ConfigError } from '../protocol/config-error.ts';
 import type { UpstreamEndpoint } from './proxy/upstream.ts';
+import { type EpisodeLeaseSettings, episodeLeaseDefaults } from './rollouts/episode-leases.ts';
 
 export interface EdgeConfig {
   readonly upstream: UpstreamEndpoint;
@@ -16,6 +17,10 @@ export interface EdgeConfig {
   readonly policyTimeoutMs: number;
   /** The SQL sandbox (the reader role's URL); unset: the embedded sandbox in Node, none in a Worker. */
   readonly sqlDatabaseUrl?: string;
+  /** Episode leases and the sweep; absent: `episodeLeaseDefaults`. */
+  readonly episodes?: EpisodeLeaseSettings;
+  /** Node: this edge's stable name on the episodes it runs; absent: `edge@<host>:<port>`. */
+  readonly runner?: string;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -130,6 +135,49 @@ export const edgeConfigSchema = z
       env: 'EPISODE_CONCURRENCY',
       section,
     }),
+    EPISODE_LEASE_SECONDS: documented(positiveIntText().default(episodeLeaseDefaults.leaseSeconds), {
+      doc: 'seconds a runner holds an episode without storing a turn; it beats every third of it',
+      source: 'a killed edge is taken over within a minute (an edgerl choice); etcd renews at TTL/3',
+      env: 'EPISODE_LEASE_SECONDS',
+    }),
+    EPISODE_SWEEP_SECONDS: documented(positiveIntText().default(episodeLeaseDefaults.sweepSeconds), {
+      doc: 'Node: seconds between sweeps that resume or end stale episodes (Workers: the cron)',
+      source: "Cloudflare cron triggers' one-minute granularity",
+      env: 'EPISODE_SWEEP_SECONDS',
+    }),
+    EPISODE_MAX_RESUMES: documented(
+      z
+        .string()
+        .transform((raw, context) => {
+          const value = Number(raw);
+          if (Number.isInteger(value) && value >= 0) return value;
+          context.issues.push({
+            code: 'custom',
+            input: raw,
+            message: `must be a whole number (0 or more), got "${raw}"`,
+          });
+          return z.NEVER;
+        })
+        .default(episodeLeaseDefaults.maxResumes),
+      {
+        doc: 'takeovers after which a stale episode is ended as error instead of resumed',
+        source: "Cloudflare Queues' default max_retries",
+        env: 'EPISODE_MAX_RESUMES',
+      },
+    ),
+    EPISODE_MAX_AGE_SECONDS: documented(positiveIntText().default(episodeLeaseDefaults.maxAgeSeconds), {
+      doc: 'a stale episode started longer ago than this (seconds) is ended instead of resumed',
+      source: 'a day (an edgerl choice)',
+      env: 'EPISODE_MAX_AGE_SECONDS',
+    }),
+    EDGE_RUNNER: documented(z.string().min(1).max(200).optional(), {
+      doc: "Node: this edge's stable name on its episode leases; a restart under it resumes them at once",
+      shownDefault: 'edge@<host>:<port>',
+      flag: 'runner',
+      arg: 'NAME',
+      env: 'EDGE_RUNNER',
+      section,
+    }),
   })
   .transform(
     (env): EdgeConfig => ({
@@ -144,6 +192,13 @@ export const edgeConfigSchema = z
       episodeConcurrency: env.EPISODE_CONCURRENCY,
       policyTimeoutMs: env.INFERENCE_TIMEOUT_MS,
       ...(env.SQL_DATABASE_URL ? { sqlDatabaseUrl: env.SQL_DATABASE_URL } : {}),
+      episodes: {
+        leaseSeconds: env.EPISODE_LEASE_SECONDS,
+        sweepSeconds: env.EPISODE_SWEEP_SECONDS,
+        maxResumes: env.EPISODE_MAX_RESUMES,
+        maxAgeSeconds: env.EPISODE_MAX_AGE_SECONDS,
+      },
+      ...(env.EDGE_RUNNER ? { runner: env.EDGE_RUNNER } : {}),
     }),
   );
 

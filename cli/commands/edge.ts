@@ -54,8 +54,10 @@ export const edgeCommand = defineCommand({
 
 Serves the edge API (POST /v1/rollouts, GET /v1/groups/:id, /v1/trajectories, the recording proxy
 POST /v1/chat/completions) on the embedded store, or DATABASE_URL. Episodes run in this process,
-at most EPISODE_CONCURRENCY at once; unfinished ones resume when it starts again on the same
-embedded store.
+at most EPISODE_CONCURRENCY at once, each under a lease it renews. At start and every
+EPISODE_SWEEP_SECONDS it resumes episodes whose runner stopped (on the embedded store every running
+one; on a shared server those whose lease lapsed, and its own under the same --runner), or ends
+them as error with a reason.
 
 ${usageOptions([...nodeFields, ...edgeConfigFields])}
 

@@ -2,6 +2,7 @@
 import type { ToolSpec } from '../../protocol/chat.ts';
 import { trajectoryStatuses } from '../../protocol/statuses.ts';
 import { textEncodings } from '../../protocol/stored-text.ts';
+import { sql } from 'drizzle-orm';
 import { doublePrecision, index, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { checkOneOf, timestamptz } from './columns.ts';
 import { experimentArms } from './experiment-arms.ts';
@@ -49,11 +50,25 @@ export const trajectories = pgTable(
     metadata: jsonb('metadata').$type<Metadata>().notNull().default({}),
     startedAt: timestamptz('started_at').notNull().defaultNow(),
     finishedAt: timestamptz('finished_at'),
+    /**
+     * The edge (or queue consumer) running a rollout episode: it holds the episode until
+     * `lease_expires_at`, renewed by each turn it stores and by a beat while a call is slow. After
+     * expiry another runner may take it over (db/store/trajectory-leases.ts). Null: never claimed.
+     */
+    runner: text('runner'),
+    /** The runner's last sign of life (a stored turn or a beat), by the database clock. */
+    heartbeatAt: timestamptz('heartbeat_at'),
+    /** Until when `runner` holds the episode; null when nobody does (never claimed, released, ended). */
+    leaseExpiresAt: timestamptz('lease_expires_at'),
+    /** Times a sweep or a restarted edge took the episode over from a runner that stopped. */
+    resumes: integer('resumes').notNull().default(0),
   },
   (table) => [
     index('trajectories_group_idx').on(table.groupId),
     index('trajectories_arm_idx').on(table.experimentArmId),
     index('trajectories_started_idx').on(table.startedAt),
+    // The sweep's scan: only running rows, the few there are at any time.
+    index('trajectories_running_lease_idx').on(table.leaseExpiresAt).where(sql`${table.status} = 'running'`),
     checkOneOf('trajectories_status_check', table.status, trajectoryStatuses),
     checkOneOf('trajectories_text_encoding_check', table.textEncoding, textEncodings),
   ],

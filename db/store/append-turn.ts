@@ -1,6 +1,8 @@
 // Appending one turn, in one transaction. Idempotent on (trajectory, index): a retry of a stored turn
 // is a no-op, a different turn at a stored index is a `conflict`, a new turn on a finished trajectory
 // is `trajectory-closed`, and a turn that would leave a gap is a `conflict` (indexes run 0, 1, 2, …).
+// A rollout runner passes its lease: the same statement that advances the counters renews it (the
+// heartbeat costs no round trip), and a runner whose episode was taken over gets `lease-lost`.
 import { type Turn, type TurnInput, turnInputSchema } from '../../protocol/turn.ts';
 import { and, eq, sql } from 'drizzle-orm';
 import { StoreError } from '../errors.ts';
@@ -8,6 +10,7 @@ import { trajectories } from '../schema/trajectories.ts';
 import { turns } from '../schema/turns.ts';
 import type { StoreDb } from '../store-db.ts';
 import { parseInput } from './parse-input.ts';
+import { leaseExpiry, type TrajectoryLease, trajectoryLeaseSchema } from './trajectory-leases.ts';
 import { toTurnRow, turnDifference } from './turn-row.ts';
 
 const keptTurnText = ['content', 'toolCalls', 'toolCallId', 'servedBy', 'metadata'];
@@ -19,10 +22,15 @@ export interface AppendTurnResult {
   readonly created: boolean;
 }
 
-export async function appendTurn(db: StoreDb, input: TurnInput): Promise<AppendTurnResult> {
+export async function appendTurn(
+  db: StoreDb,
+  input: TurnInput,
+  leaseInput?: TrajectoryLease,
+): Promise<AppendTurnResult> {
   // Everything a model or a proxy client writes is kept (escaped when Postgres cannot hold it); only the
   // fields the store itself interprets (ids, role, the tool error code) are refused.
   const turn = parseInput(turnInputSchema, input, 'turn', { keepText: keptTurnText });
+  const lease = leaseInput ? parseInput(trajectoryLeaseSchema, leaseInput, 'lease') : undefined;
   return db.transaction(async (tx) => {
     // The common case in two statements: advancing the trajectory's counters only when it is running
     // and `index` is the next one both checks the state and locks the row, so concurrent appends to
@@ -34,12 +42,14 @@ export async function appendTurn(db: StoreDb, input: TurnInput): Promise<AppendT
         promptTokenCount: sql`${trajectories.promptTokenCount} + ${turn.promptTokenCount ?? 0}`,
         completionTokenCount: sql`${trajectories.completionTokenCount} + ${turn.completionTokenIds?.length ?? 0}`,
         latencyMs: sql`${trajectories.latencyMs} + ${turn.latencyMs ?? 0}`,
+        ...(lease ? { heartbeatAt: sql`now()`, leaseExpiresAt: leaseExpiry(lease.leaseSeconds) } : {}),
       })
       .where(
         and(
           eq(trajectories.id, turn.trajectoryId),
           eq(trajectories.status, 'running'),
           eq(trajectories.turnCount, turn.index),
+          lease ? eq(trajectories.runner, lease.runner) : undefined,
         ),
       )
       .returning({ id: trajectories.id });
@@ -58,14 +68,18 @@ export async function appendTurn(db: StoreDb, input: TurnInput): Promise<AppendT
       }
       return { trajectoryId: turn.trajectoryId, index: turn.index, created: true };
     }
-    return explainRefusal(tx, turn);
+    return explainRefusal(tx, turn, lease);
   });
 }
 
 /** Why the counters did not advance: a retry (no-op), or an error that says what is wrong. */
-async function explainRefusal(tx: StoreDb, turn: Turn): Promise<AppendTurnResult> {
+async function explainRefusal(
+  tx: StoreDb,
+  turn: Turn,
+  lease: TrajectoryLease | undefined,
+): Promise<AppendTurnResult> {
   const [trajectory] = await tx
-    .select({ status: trajectories.status, turnCount: trajectories.turnCount })
+    .select({ status: trajectories.status, turnCount: trajectories.turnCount, runner: trajectories.runner })
     .from(trajectories)
     .where(eq(trajectories.id, turn.trajectoryId));
   if (!trajectory) throw new StoreError('not-found', `trajectory ${turn.trajectoryId} does not exist`);
@@ -89,6 +103,12 @@ async function explainRefusal(tx: StoreDb, turn: Turn): Promise<AppendTurnResult
     throw new StoreError(
       'trajectory-closed',
       `trajectory ${turn.trajectoryId} is ${trajectory.status}; it takes no more turns`,
+    );
+  }
+  if (lease && trajectory.runner !== lease.runner) {
+    throw new StoreError(
+      'lease-lost',
+      `${lease.runner} no longer runs trajectory ${turn.trajectoryId}: ${trajectory.runner ?? 'nobody'} holds it`,
     );
   }
   throw new StoreError(

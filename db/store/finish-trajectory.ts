@@ -10,7 +10,7 @@ import { metadataSchema } from '../schema/json.ts';
 import { rolloutGroups } from '../schema/rollout-groups.ts';
 import { type Trajectory, trajectories } from '../schema/trajectories.ts';
 import type { StoreDb } from '../store-db.ts';
-import { id } from './fields.ts';
+import { id, leaseOwner } from './fields.ts';
 import { parseInput } from './parse-input.ts';
 import { fromTrajectoryRow } from './trajectory-row.ts';
 
@@ -23,6 +23,8 @@ export const finishTrajectorySchema = z
     errorReason: z.string().min(1).max(2000).optional(),
     /** Merged into the trajectory's metadata. */
     metadata: metadataSchema.optional(),
+    /** A rollout runner's name: the finish is refused (`lease-lost`) when another runner took the episode over. */
+    runner: leaseOwner.optional(),
   })
   .superRefine(refineEndReason('errorReason'));
 export type FinishTrajectoryInput = z.input<typeof finishTrajectorySchema>;
@@ -51,9 +53,17 @@ export async function finishTrajectory(
         verifierReward: finish.verifierReward ?? null,
         errorReason: finish.errorReason ?? null,
         finishedAt: sql`now()`,
+        // An ended episode holds no lease; `runner` stays, to say who ran it last.
+        leaseExpiresAt: null,
         metadata: sql`${trajectories.metadata} || ${JSON.stringify(finish.metadata ?? {})}::jsonb`,
       })
-      .where(and(eq(trajectories.id, finish.trajectoryId), eq(trajectories.status, 'running')))
+      .where(
+        and(
+          eq(trajectories.id, finish.trajectoryId),
+          eq(trajectories.status, 'running'),
+          finish.runner !== undefined ? eq(trajectories.runner, finish.runner) : undefined,
+        ),
+      )
       .returning();
     if (!trajectory) {
       const [stored] = await tx.select().from(trajectories).where(eq(trajectories.id, finish.trajectoryId));
@@ -63,6 +73,12 @@ export async function finishTrajectory(
         stored.verifierReward === (finish.verifierReward ?? null) &&
         stored.errorReason === (finish.errorReason ?? null);
       if (repeated) return { trajectory: fromTrajectoryRow(stored), groupCompleted: false };
+      if (stored.status === 'running') {
+        throw new StoreError(
+          'lease-lost',
+          `${finish.runner} no longer runs trajectory ${finish.trajectoryId}: ${stored.runner ?? 'nobody'} holds it`,
+        );
+      }
       throw new StoreError(
         'trajectory-closed',
         `trajectory ${finish.trajectoryId} is already ${stored.status}`,

@@ -10,7 +10,8 @@ import { rolloutGroups } from '../schema/rollout-groups.ts';
 import { tasks } from '../schema/tasks.ts';
 import { type Trajectory, trajectories } from '../schema/trajectories.ts';
 import type { StoreDb } from '../store-db.ts';
-import { id, name } from './fields.ts';
+import { id, leaseSeconds, name } from './fields.ts';
+import { leaseExpiry } from './trajectory-leases.ts';
 import { parseInput } from './parse-input.ts';
 import { fromTrajectoryRow, toStoredTools } from './trajectory-row.ts';
 
@@ -27,6 +28,12 @@ export const startTrajectorySchema = z.object({
   metadata: metadataSchema.optional(),
   /** The tools the episode is offered, stored for the trainer and the judge to render. */
   tools: toolSpecListSchema.optional(),
+  /**
+   * A rollout slot an edge will run: it waits this many seconds for its first runner (any runner may
+   * claim it meanwhile) before a sweep counts it lost. Absent: no edge runs it (an outside agent
+   * drives it through the proxy), and no sweep ever takes it.
+   */
+  awaitRunnerSeconds: leaseSeconds.optional(),
 });
 export type StartTrajectoryInput = z.input<typeof startTrajectorySchema>;
 
@@ -97,6 +104,9 @@ export async function startTrajectory(db: StoreDb, input: StartTrajectoryInput):
         stickinessKey: start.stickinessKey ?? null,
         metadata: start.metadata ?? {},
         ...toStoredTools(start.tools ?? null),
+        ...(start.awaitRunnerSeconds !== undefined
+          ? { leaseExpiresAt: leaseExpiry(start.awaitRunnerSeconds) }
+          : {}),
       })
       .returning();
     if (!row) throw new Error('insert returned no row');

@@ -7,6 +7,9 @@
 // - a second run racing the first loses at its first append (the store refuses a different turn at
 //   a stored index) and stops without closing the trajectory the winner owns.
 // A store that fails mid-way throws EpisodeInterrupted, so the queue delivers the message again later.
+// Before anything runs, the runner claims the episode's lease (db/store/trajectory-leases.ts): an
+// episode another live runner holds is skipped, and one taken over mid-run stops (its new runner
+// carries on from the stored turns); while it runs, its turns and the keeper's beats renew the lease.
 import { formatIssues } from '../../protocol/format-issues.ts';
 import { isStoreError } from '../../db/errors.ts';
 import type { Store } from '../../db/store.ts';
@@ -25,11 +28,19 @@ import type { SamplingSettings } from '../policy/sampling-settings.ts';
 import { type TrajectoryRouteRow, recordedRoute } from '../routing/route.ts';
 import { episodeMessageSchema } from './episode-message.ts';
 import { rolloutMetadataSchema } from './rollout-metadata.ts';
+import type { LeaseKeeper } from './lease-keeper.ts';
 import { StoreTrajectorySink } from './store-trajectory-sink.ts';
 import { resumeFromTurns } from './turn-messages.ts';
 
+/** Who runs the episode: the name its lease carries, and the keeper that beats it. */
+export interface EpisodeRunner {
+  readonly name: string;
+  readonly keeper: LeaseKeeper;
+}
+
 export interface EpisodeRunnerContext {
   readonly store: Store;
+  readonly runner: EpisodeRunner;
   readonly environments: Readonly<Record<string, Environment>>;
   readonly policy: PolicyClient;
   /** Services for tools and verifiers (the SQL sandbox), injected by the runtime: the core opens none. */
@@ -61,14 +72,34 @@ export async function runQueuedEpisode(
 ): Promise<QueuedEpisodeOutcome> {
   const parsed = episodeMessageSchema.safeParse(body);
   if (!parsed.success) return { kind: 'skipped', reason: `invalid message: ${formatIssues(parsed.error)}` };
-  const { store } = context;
+  const { store, runner } = context;
   const { trajectoryId } = parsed.data;
-  const stored = await store.getTrajectory(trajectoryId).catch((error: unknown) => {
-    if (isStoreError(error, 'not-found')) return undefined;
-    throw error;
+  // Claimed before its turns are read, so no other runner appends after the read.
+  const claim = await store.claimTrajectory({
+    trajectoryId,
+    runner: runner.name,
+    leaseSeconds: runner.keeper.leaseSeconds,
   });
-  if (!stored) return { kind: 'skipped', reason: `trajectory ${trajectoryId} does not exist` };
-  const { trajectory, turns } = stored;
+  if (!claim.claimed) {
+    runner.keeper.letGo(trajectoryId);
+    return { kind: 'skipped', reason: `trajectory ${trajectoryId}: ${claim.reason}` };
+  }
+  const lost = new AbortController();
+  runner.keeper.hold(trajectoryId, runner.name, (reason) => lost.abort(new Error(reason)));
+  try {
+    return await runClaimed(context, trajectoryId, lost.signal);
+  } finally {
+    runner.keeper.letGo(trajectoryId);
+  }
+}
+
+async function runClaimed(
+  context: EpisodeRunnerContext,
+  trajectoryId: string,
+  lost: AbortSignal,
+): Promise<QueuedEpisodeOutcome> {
+  const { store, runner } = context;
+  const { trajectory, turns } = await store.getTrajectory(trajectoryId);
   if (trajectory.status !== 'running') {
     return { kind: 'skipped', reason: `trajectory ${trajectoryId} already ended (${trajectory.status})` };
   }
@@ -80,8 +111,13 @@ export async function runQueuedEpisode(
   const tools = setup.environment.tools.map((tool) => tool.spec);
   if (!resumed && !jsonEqual(trajectory.tools, tools))
     await store.setTrajectoryTools({ trajectoryId, tools });
+  const signal = context.signal ? AbortSignal.any([context.signal, lost]) : lost;
   // A cancelled run (the edge is stopping) leaves the trajectory running, to resume on the next start.
-  const sink = new StoreTrajectorySink(store, trajectoryId, () => context.signal?.aborted === true);
+  const sink = new StoreTrajectorySink(store, trajectoryId, {
+    lease: { runner: runner.name, leaseSeconds: runner.keeper.leaseSeconds },
+    holdFinish: () => signal.aborted,
+    onStored: () => runner.keeper.renewed(trajectoryId),
+  });
   let result: Awaited<ReturnType<typeof runEpisode>>;
   try {
     result = await runEpisode({
@@ -93,7 +129,7 @@ export async function runQueuedEpisode(
       settings: { ...context.settings, ...setup.sampling },
       capabilities: context.capabilities ?? {},
       ...(resumed ? { resume: resumeFromTurns(turns) } : {}),
-      ...(context.signal ? { signal: context.signal } : {}),
+      signal,
       ...(context.onEvent ? { onEvent: context.onEvent } : {}),
       ...(context.deps ? { deps: context.deps } : {}),
     });
@@ -101,8 +137,13 @@ export async function runQueuedEpisode(
     if (error instanceof EpisodeSetupError) return failSetup(store, trajectoryId, error.message);
     throw error;
   }
+  if (lost.aborted) return { kind: 'superseded', reason: errorMessage(lost.reason) };
   if (sink.superseded) return { kind: 'superseded', reason: sink.superseded };
-  if (sink.held) return { kind: 'skipped', reason: 'stopped with the edge; left running to resume' };
+  if (sink.held) {
+    // Handed back at once, so another edge need not wait for the lease to lapse.
+    await store.releaseTrajectories({ runner: runner.name, trajectoryIds: [trajectoryId] }).catch(() => {});
+    return { kind: 'skipped', reason: 'stopped with the edge; left running to resume' };
+  }
   if (sink.storeFailure !== undefined && result.status === 'error') {
     throw new EpisodeInterrupted(
       `trajectory ${trajectoryId}: store failed mid-episode (${errorMessage(sink.storeFailure)})`,

@@ -74,9 +74,14 @@ export interface StartRolloutContext {
    * an environment needing another is refused here, before anything is written. Absent: not checked.
    */
   readonly provides?: readonly CapabilityName[];
+  /** How long a queued slot waits for its first runner before a sweep counts it lost (the episode lease). */
+  readonly awaitRunnerSeconds: number;
   /** Draws a seed when the request gives none; injected so tests can fix it. */
   readonly randomSeed?: () => number;
 }
+
+/** What creating a group (without its slots) needs. */
+type GroupContext = Omit<StartRolloutContext, 'dispatcher' | 'awaitRunnerSeconds'>;
 
 export interface CreatedGroup {
   readonly group: RolloutGroup;
@@ -97,10 +102,7 @@ export interface CreatedGroup {
  * transaction: a request refused after the task is upserted (an unknown policy, bad metadata) leaves
  * no task row behind.
  */
-export function createRolloutGroup(
-  context: Omit<StartRolloutContext, 'dispatcher'>,
-  request: RolloutRequest,
-): Promise<CreatedGroup> {
+export function createRolloutGroup(context: GroupContext, request: RolloutRequest): Promise<CreatedGroup> {
   const environment = environmentOf(context, request);
   return context.store.transaction((store) => writeRolloutGroup({ ...context, store }, environment, request));
 }
@@ -123,7 +125,7 @@ function environmentOf(
 }
 
 async function writeRolloutGroup(
-  context: Omit<StartRolloutContext, 'dispatcher'>,
+  context: GroupContext,
   environment: Environment,
   request: RolloutRequest,
 ): Promise<CreatedGroup> {
@@ -187,6 +189,7 @@ export async function startRollout(
         stickinessKey: created.stickinessKey,
         metadata: { ...routed.metadata, ...rollout },
         tools,
+        awaitRunnerSeconds: context.awaitRunnerSeconds,
       });
       ids.push(trajectory.id);
     }
@@ -215,7 +218,7 @@ export async function startRollout(
 
 /** The task row and its typed input: a stored task is checked against the environment here, once. */
 async function chooseTask(
-  context: Omit<StartRolloutContext, 'dispatcher'>,
+  context: GroupContext,
   environment: Environment,
   request: RolloutRequest,
 ): Promise<{ taskRow: Task; task: EnvironmentTask }> {

@@ -4,15 +4,17 @@
 // message raced the original). A superseded run must not close the trajectory the other run owns,
 // so its finish is skipped. An episode that ends because the store could not take a turn is not
 // closed either: it stays `running` for the queue's next delivery to resume from its stored turns.
+// Every write carries the runner's lease: an append renews it, and a runner whose episode was taken
+// over (`lease-lost`) is superseded too.
 import { isStoreError } from '../../db/errors.ts';
-import type { Store } from '../../db/store.ts';
+import type { Store, TrajectoryLease } from '../../db/store.ts';
 import type { TurnInput } from '../../protocol/turn.ts';
 import type { TrajectoryEnd, TrajectorySink } from '../episode/trajectory-sink.ts';
 
 export class StoreTrajectorySink implements TrajectorySink {
   readonly trajectoryId: string;
   readonly #store: Store;
-  /** Why this run lost the trajectory to another run, if it did. */
+  /** Why this run lost the trajectory to another run (or runner), if it did. */
   superseded: string | undefined;
   /**
    * The error of an unreachable or failing store, while the latest write failed that way (a write
@@ -23,21 +25,35 @@ export class StoreTrajectorySink implements TrajectorySink {
   /** True when `finish` was skipped because `holdFinish` said so. */
   held = false;
   readonly #holdFinish: () => boolean;
+  readonly #lease: TrajectoryLease;
+  readonly #onStored: () => void;
 
   /**
-   * `holdFinish`: when it returns true at the end, the trajectory is left `running` instead of being
-   * closed (the edge is shutting down: the episode resumes from its stored turns on the next start).
+   * `lease`: the runner holding the episode. `holdFinish`: when it returns true at the end, the
+   * trajectory is left `running` instead of being closed (the edge is shutting down: the episode
+   * resumes from its stored turns on the next start). `onStored`: a turn was stored (the lease with it).
    */
-  constructor(store: Store, trajectoryId: string, holdFinish: () => boolean = () => false) {
+  constructor(
+    store: Store,
+    trajectoryId: string,
+    options: {
+      readonly lease: TrajectoryLease;
+      readonly holdFinish?: () => boolean;
+      readonly onStored?: () => void;
+    },
+  ) {
     this.#store = store;
     this.trajectoryId = trajectoryId;
-    this.#holdFinish = holdFinish;
+    this.#lease = options.lease;
+    this.#holdFinish = options.holdFinish ?? (() => false);
+    this.#onStored = options.onStored ?? (() => {});
   }
 
   async appendTurn(turn: TurnInput): Promise<void> {
     try {
-      await this.#store.appendTurn(turn);
+      await this.#store.appendTurn(turn, this.#lease);
       this.storeFailure = undefined;
+      this.#onStored();
     } catch (error) {
       this.#classify(error);
       throw error;
@@ -57,6 +73,7 @@ export class StoreTrajectorySink implements TrajectorySink {
     try {
       await this.#store.finishTrajectory({
         trajectoryId: this.trajectoryId,
+        runner: this.#lease.runner,
         status: end.status,
         ...(end.verifierReward !== undefined ? { verifierReward: end.verifierReward } : {}),
         ...(end.status === 'error' ? { errorReason: end.errorReason ?? 'unknown error' } : {}),
@@ -71,7 +88,11 @@ export class StoreTrajectorySink implements TrajectorySink {
   }
 
   #classify(error: unknown): void {
-    if (isStoreError(error, 'conflict') || isStoreError(error, 'trajectory-closed')) {
+    if (
+      isStoreError(error, 'conflict') ||
+      isStoreError(error, 'trajectory-closed') ||
+      isStoreError(error, 'lease-lost')
+    ) {
       this.superseded = error.message;
     } else if (!isStoreError(error, 'validation')) {
       this.storeFailure = error;

@@ -15,6 +15,8 @@ export interface RolloutRouteDeps {
   readonly defaultModel: string | undefined;
   readonly maxBodyBytes: number;
   readonly provides?: readonly CapabilityName[];
+  /** The episode lease, which a queued slot waits for its first runner. */
+  readonly leaseSeconds: number;
 }
 
 export function rolloutRoutes(deps: RolloutRouteDeps) {
@@ -27,6 +29,7 @@ export function rolloutRoutes(deps: RolloutRouteDeps) {
         dispatcher: deps.dispatcher,
         defaultModel: deps.defaultModel,
         ...(deps.provides ? { provides: deps.provides } : {}),
+        awaitRunnerSeconds: deps.leaseSeconds,
       },
       request,
     );

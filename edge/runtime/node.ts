@@ -1,15 +1,19 @@
 // The Node entry: the same Hono app on @hono/node-server, with the embedded PGlite store by default
 // (or any store URL), and episodes run in-process by a bounded queue. Returns {url, close()} so
-// tests, the demo and `edgerl edge` share one way to start it. An edge started on a store that holds
-// unfinished rollouts (the process stopped mid-way) dispatches them again; they resume from their
-// stored turns. The SQL agent's sandbox is SQL_DATABASE_URL's server when set, else an embedded one
-// in a worker thread (started on the first query). Node-only (PGlite, node:http): the Worker entry is worker.ts.
+// tests, the demo and `edgerl edge` share one way to start it. Every episode it runs or queues is
+// leased to this edge's runner name and kept alive by one LeaseKeeper; at start it takes over the
+// episodes whose runner stopped (on the embedded store, every running one: one process owns it; on
+// a server, the stale ones and its own from before a restart), and a timer sweeps for stale ones
+// again, so episodes of a killed edge resume from their stored turns here or on another edge. The
+// SQL agent's sandbox is SQL_DATABASE_URL's server when set, else an embedded one in a worker
+// thread (started on the first query). Node-only (PGlite, node:http): the Worker entry is worker.ts.
 import { Server } from 'node:http';
+import { hostname as hostName } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { serverKeepAliveMs } from '../../protocol/keep-alive.ts';
 import { type OpenStoreOptions, openStore } from '../../db/drivers/open-store.ts';
-import type { Store } from '../../db/store.ts';
+import type { Store, SweepScope } from '../../db/store.ts';
 import type { ReadOnlySql } from '../../protocol/read-only-sql.ts';
 import { embeddedReadOnlySql } from '../../sandbox/node/embedded-read-only-sql.ts';
 import { serverReadOnlySql } from '../../sandbox/node/server-read-only-sql.ts';
@@ -23,8 +27,12 @@ import type { EpisodeDeps } from '../episode/run-episode.ts';
 import { OpenAIPolicyClient } from '../policy/openai-policy-client.ts';
 import type { PolicyClient } from '../policy/policy-client.ts';
 import { consumeEpisode } from '../rollouts/consume-episode.ts';
-import { episodeMessage } from '../rollouts/episode-message.ts';
+import type { EpisodeDispatcher, EpisodeMessage } from '../rollouts/episode-message.ts';
+import { beatEveryMs, episodeLeaseDefaults } from '../rollouts/episode-leases.ts';
 import { InProcessEpisodeQueue } from '../rollouts/in-process-episode-queue.ts';
+import { LeaseKeeper } from '../rollouts/lease-keeper.ts';
+import { sweepEpisodes } from '../rollouts/sweep-episodes.ts';
+import { errorMessage } from '../../protocol/error-message.ts';
 import { sharedStoreProvider } from '../store-provider.ts';
 
 export interface StartEdgeOptions {
@@ -51,8 +59,8 @@ export interface StartEdgeOptions {
   readonly maxDeliveries?: number;
   readonly retryDelayMs?: (attempt: number) => number;
   /**
-   * Dispatch the store's unfinished rollouts at start. Default: on for the embedded store (one
-   * process owns it), off for a shared server, where another edge may be running them.
+   * Take over episodes whose runner stopped, at start and every `config.episodes.sweepSeconds`.
+   * Default on, on every driver; off only for tests and benches that count the episodes they start.
    */
   readonly resumeUnfinished?: boolean;
   readonly limits?: Partial<EdgeLimits>;
@@ -67,8 +75,13 @@ export interface RunningEdge {
   readonly queue: InProcessEpisodeQueue;
   /** The SQL sandbox episodes use. */
   readonly sql: ReadOnlySql;
-  /** Messages dispatched again at start (unfinished rollouts). */
+  /** Episodes taken over and dispatched again at start (unfinished rollouts). */
   readonly resumed: number;
+  /** The name this edge's episode leases carry. */
+  readonly runner: string;
+  readonly keeper: LeaseKeeper;
+  /** One sweep for stale episodes now (what the timer runs); resolves to the episodes it dispatched. */
+  sweep(): Promise<number>;
   /** Stops listening, cancels running episodes, closes the store if this edge opened it. */
   close(): Promise<void>;
 }
@@ -95,6 +108,19 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
       requestTokenIds: config.upstream.requestTokenIds,
     });
   const maxAttempts = options.maxDeliveries ?? defaultMaxDeliveries;
+  const leases = config.episodes ?? episodeLeaseDefaults;
+  const keeper = new LeaseKeeper({
+    store,
+    leaseSeconds: leases.leaseSeconds,
+    beatEveryMs: beatEveryMs(leases),
+    log,
+  });
+  // Known once the port is: `edge@<host>:<port>` stays the same across restarts on the same port.
+  let runner = config.runner;
+  const runnerName = () => {
+    if (runner === undefined) throw new Error('the edge has no runner name yet');
+    return runner;
+  };
   const queue = new InProcessEpisodeQueue({
     concurrency: config.episodeConcurrency,
     ...(options.retryDelayMs ? { retryDelayMs: options.retryDelayMs } : {}),
@@ -102,6 +128,7 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
       const consumed = await consumeEpisode(
         {
           store,
+          runner: { name: runnerName(), keeper },
           environments,
           policy,
           capabilities: { sql },
@@ -113,17 +140,43 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
         message,
         { attempt, maxAttempts },
       );
-      if (!consumed.ack) log(`episode ${message.trajectoryId}: delivery ${attempt} failed; retrying`);
-      else if (consumed.outcome.kind !== 'ran')
+      if (!consumed.ack) {
+        // Kept beating until the redelivery, so no sweep hands it to a second run meanwhile.
+        keeper.hold(message.trajectoryId, runnerName());
+        log(`episode ${message.trajectoryId}: delivery ${attempt} failed; retrying`);
+      } else if (consumed.outcome.kind !== 'ran')
         log(`episode ${message.trajectoryId}: ${consumed.outcome.kind}: ${consumed.outcome.reason}`);
       return consumed.ack;
     },
     onError: (message, error) => log(`episode ${message.trajectoryId}: ${String(error)}`),
   });
+  /** Queues episodes this edge holds the lease on (claiming those not claimed yet); skips others. */
+  const enqueue = async (messages: readonly EpisodeMessage[], claim: boolean) => {
+    const ids = messages.map((message) => message.trajectoryId).filter((id) => !keeper.holds(id));
+    if (ids.length === 0) return 0;
+    const held = new Set(
+      claim
+        ? await store.claimTrajectories({
+            runner: runnerName(),
+            leaseSeconds: leases.leaseSeconds,
+            trajectoryIds: ids,
+          })
+        : ids,
+    );
+    for (const id of held) keeper.hold(id, runnerName());
+    await queue.dispatch(messages.filter((message) => held.has(message.trajectoryId)));
+    return held.size;
+  };
+  const dispatcher: EpisodeDispatcher = {
+    async dispatch(messages) {
+      await enqueue(messages, true);
+    },
+  };
   const app = createApp({
     stores: sharedStoreProvider(store),
     environments,
-    dispatcher: queue,
+    dispatcher,
+    episodeLeaseSeconds: leases.leaseSeconds,
     upstream: config.upstream,
     apiKeys: config.apiKeys,
     provides: ['sql'],
@@ -132,13 +185,6 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
     logError: (error) =>
       log(`server error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
   });
-  let resumed = 0;
-  if (options.resumeUnfinished ?? store.driver === 'pglite') {
-    const unfinished = await store.unfinishedRollouts();
-    await queue.dispatch(unfinished.map((entry) => episodeMessage(entry.groupId, entry.trajectoryId)));
-    resumed = unfinished.length;
-    if (resumed > 0) log(`resuming ${resumed} unfinished episode(s)`);
-  }
   const hostname = options.hostname ?? '127.0.0.1';
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const started = serve({ fetch: app.fetch, port: options.port ?? 8787, hostname }, () => resolve(started));
@@ -147,6 +193,42 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
   });
   const { port } = server.address() as AddressInfo;
   const url = `http://${hostname.includes(':') ? `[${hostname}]` : hostname}:${port}`;
+  // Lease owners are at most 200 characters (db/store/fields.ts); a host name may be longer.
+  runner ??= `edge@${hostName().slice(0, 180)}:${port}`;
+  const resume = options.resumeUnfinished ?? true;
+  const sweep = async (scope: SweepScope) => {
+    const swept = await sweepEpisodes({
+      store,
+      runner: runnerName(),
+      scope,
+      settings: leases,
+      dispatch: (messages) => enqueue(messages, false).then(() => {}),
+    });
+    for (const ended of swept.ended) log(`episode ${ended.trajectoryId}: ended: ${ended.reason}`);
+    if (swept.taken.length > 0) log(`resuming ${swept.taken.length} unfinished episode(s)`);
+    return swept.taken.length;
+  };
+  // One process owns an embedded store: whatever is running there has no other runner.
+  // A failed first sweep does not stop the edge: the timer's next one tries again.
+  const resumed = resume
+    ? await sweep(store.driver === 'pglite' ? 'all' : 'stale-or-own').catch((error: unknown) => {
+        log(`episode sweep at start failed: ${errorMessage(error)}`);
+        return 0;
+      })
+    : 0;
+  let sweeping = false;
+  const timer = resume
+    ? setInterval(() => {
+        if (sweeping) return;
+        sweeping = true;
+        sweep('stale')
+          .catch((error: unknown) => log(`episode sweep failed: ${errorMessage(error)}`))
+          .finally(() => {
+            sweeping = false;
+          });
+      }, leases.sweepSeconds * 1000)
+    : undefined;
+  timer?.unref();
   let closing: Promise<void> | undefined;
   return {
     url,
@@ -155,14 +237,20 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
     queue,
     sql,
     resumed,
+    runner: runnerName(),
+    keeper,
+    sweep: () => sweep('stale'),
     close() {
       closing ??= (async () => {
+        clearInterval(timer);
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           // Open event streams would otherwise hold close() until their clients leave.
           if ('closeAllConnections' in server) server.closeAllConnections();
         });
         await queue.close();
+        // Episodes still queued here are handed back, for another edge or the next start.
+        await keeper.releaseAll();
         await ownedSql?.close();
         if (ownsStore) await store.close();
       })();

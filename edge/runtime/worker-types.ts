@@ -1,6 +1,7 @@
 // The few Workers runtime shapes the Worker entry uses, declared here rather than pulling the whole
 // Workers type library into a project that type-checks Node code too. They match
-// @cloudflare/workers-types' Queue, Message, MessageBatch and ExecutionContext for what is used.
+// @cloudflare/workers-types' Queue, Message, MessageBatch, ScheduledController and ExecutionContext
+// for what is used.
 
 export interface QueueLike<Body> {
   send(body: Body): Promise<unknown>;
@@ -25,4 +26,12 @@ export interface ExecutionContextLike {
   waitUntil(promise: Promise<unknown>): void;
   passThroughOnException(): void;
   readonly props: unknown;
+}
+
+export interface ScheduledControllerLike {
+  /** When the trigger was due, in milliseconds since the epoch. */
+  readonly scheduledTime: number;
+  /** The cron expression that fired. */
+  readonly cron: string;
+  noRetry(): void;
 }

@@ -1,4 +1,6 @@
-// The Cloudflare Workers entry: `fetch` serves the Hono app, `queue` consumes episode messages.
+// The Cloudflare Workers entry: `fetch` serves the Hono app, `queue` consumes episode messages,
+// `scheduled` (the cron trigger in wrangler.toml) sweeps for episodes whose consumer died and sends
+// them to the EPISODES queue again, or ends them with a reason (edge/rollouts/sweep-episodes.ts).
 // Episodes fan out through Cloudflare Queues rather than Durable Objects or Workflows: an episode is
 // one independent job that needs at-least-once delivery, retries, a dead-letter queue and
 // consumer concurrency that scales with the backlog, which is what Queues are; its durable log
@@ -18,11 +20,20 @@ import { errorResponse } from '../http/error-response.ts';
 import { ApiError } from '../http/api-error.ts';
 import { OpenAIPolicyClient } from '../policy/openai-policy-client.ts';
 import { consumeEpisode } from '../rollouts/consume-episode.ts';
-import type { EpisodeMessage } from '../rollouts/episode-message.ts';
+import { type EpisodeMessage, episodeMessageSchema } from '../rollouts/episode-message.ts';
+import { beatEveryMs, episodeLeaseDefaults } from '../rollouts/episode-leases.ts';
+import { LeaseKeeper } from '../rollouts/lease-keeper.ts';
+import { sweepEpisodes } from '../rollouts/sweep-episodes.ts';
 import { queueMaxDeliveries, retryDelaySeconds } from '../rollouts/queue-delivery.ts';
 import { queueDispatcher } from './queue-dispatcher.ts';
 import { perUseStoreProvider } from '../store-provider.ts';
-import type { ExecutionContextLike, MessageBatchLike, QueueLike } from './worker-types.ts';
+import type {
+  ExecutionContextLike,
+  MessageBatchLike,
+  QueueLike,
+  QueueMessageLike,
+  ScheduledControllerLike,
+} from './worker-types.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 
 export interface WorkerEnv {
@@ -36,6 +47,10 @@ export interface WorkerEnv {
   readonly INFERENCE_TIMEOUT_MS?: string;
   readonly EDGE_API_KEYS?: string;
   readonly DEFAULT_MODEL?: string;
+  /** Episode leases and the cron sweep's limits (edge/edge-config.ts); EPISODE_SWEEP_SECONDS is Node's, the cron is wrangler.toml's. */
+  readonly EPISODE_LEASE_SECONDS?: string;
+  readonly EPISODE_MAX_RESUMES?: string;
+  readonly EPISODE_MAX_AGE_SECONDS?: string;
   /** Local development and tests only: `host:port` of a WebSocket-to-TCP tunnel in front of Postgres. */
   readonly NEON_DEV_WS_PROXY?: string;
   readonly EPISODES: QueueLike<EpisodeMessage>;
@@ -63,6 +78,7 @@ function prepare(env: WorkerEnv): Prepared {
     stores: perUseStoreProvider(openStore),
     environments,
     dispatcher: queueDispatcher(env.EPISODES),
+    episodeLeaseSeconds: (config.episodes ?? episodeLeaseDefaults).leaseSeconds,
     upstream: config.upstream,
     apiKeys: config.apiKeys,
     provides: config.sqlDatabaseUrl ? ['sql'] : [],
@@ -107,12 +123,19 @@ export default {
       ...(config.upstream.apiKey ? { apiKey: config.upstream.apiKey } : {}),
       requestTokenIds: config.upstream.requestTokenIds,
     });
+    const leases = config.episodes ?? episodeLeaseDefaults;
+    const keeper = new LeaseKeeper({
+      store,
+      leaseSeconds: leases.leaseSeconds,
+      beatEveryMs: beatEveryMs(leases),
+    });
     try {
       await Promise.all(
         batch.messages.map(async (message) => {
           const consumed = await consumeEpisode(
             {
               store,
+              runner: { name: runnerOf(message), keeper },
               environments,
               policy,
               capabilities: sql ? { sql } : {},
@@ -126,8 +149,43 @@ export default {
         }),
       );
     } finally {
-      ctx.waitUntil(store.close());
+      ctx.waitUntil(keeper.releaseAll().finally(() => store.close()));
       if (sql) ctx.waitUntil(sql.close());
     }
   },
+
+  async scheduled(
+    _controller: ScheduledControllerLike,
+    env: WorkerEnv,
+    ctx: ExecutionContextLike,
+  ): Promise<void> {
+    const { config, openStore } = prepare(env);
+    const store = await openStore();
+    try {
+      const swept = await sweepEpisodes({
+        store,
+        // One name per sweep: each message it sends carries it, so every delivery runs under the lease.
+        runner: `cron:${crypto.randomUUID()}`,
+        scope: 'stale',
+        settings: config.episodes ?? episodeLeaseDefaults,
+        dispatch: (messages) => queueDispatcher(env.EPISODES).dispatch(messages),
+      });
+      if (swept.taken.length + swept.ended.length > 0) {
+        console.log(
+          `episode sweep: ${swept.taken.length} resumed, ${swept.ended.length} ended, ${swept.completedGroups.length} group(s) completed`,
+        );
+      }
+    } finally {
+      ctx.waitUntil(store.close());
+    }
+  },
 };
+
+/**
+ * The lease's runner for one delivery: the one a sweep named in the message, or the message's own
+ * id, which every redelivery of it repeats, so a redelivery after its consumer died takes over at once.
+ */
+function runnerOf(message: QueueMessageLike<unknown>): string {
+  const parsed = episodeMessageSchema.safeParse(message.body);
+  return parsed.success && parsed.data.runner ? parsed.data.runner : `queue:${message.id}`;
+}

@@ -3,7 +3,7 @@
 // can complete; an episode cut short by a turn the store could not take stays running, and the next
 // delivery resumes it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Store } from '../../db/store.ts';
+import type { Store, TrajectoryLease } from '../../db/store.ts';
 import { environments } from '../../edge/environments/environments.ts';
 import { ScriptedPolicyClient } from '../../edge/policy/scripted-policy-client.ts';
 import { consumeEpisode } from '../../edge/rollouts/consume-episode.ts';
@@ -15,6 +15,7 @@ import type { TurnInput } from '../../protocol/turn.ts';
 import { startInferenceDouble } from './support/inference-double.ts';
 import { makeGroup } from '../support/fixtures.ts';
 import { openTestStore, type TestStore } from '../support/open-test-store.ts';
+import { testRunner } from './support/test-runner.ts';
 
 let testStore: TestStore;
 beforeAll(async () => {
@@ -38,6 +39,7 @@ describe('consumeEpisode', () => {
     const trajectory = trajectories[0] as (typeof trajectories)[number];
     const context = {
       store: failingReads(testStore.store),
+      runner: testRunner(testStore.store),
       environments,
       policy: new ScriptedPolicyClient([]),
     };
@@ -75,6 +77,7 @@ describe('consumeEpisode', () => {
           environments,
           dispatcher: { dispatch: async (batch) => void messages.push(...batch) },
           defaultModel: 'tiny-base',
+          awaitRunnerSeconds: 60,
         },
         { env: 'multi-hop', groupSize: 1, taskSeed: 71 },
       );
@@ -84,13 +87,14 @@ describe('consumeEpisode', () => {
       let refusals = 4;
       const flaky = {
         ...store,
-        appendTurn: (turn: TurnInput) =>
+        appendTurn: (turn: TurnInput, lease?: TrajectoryLease) =>
           turn.index === 2 && refusals-- > 0
             ? Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432'))
-            : store.appendTurn(turn),
+            : store.appendTurn(turn, lease),
       } as unknown as Store;
       const context = {
         store: flaky,
+        runner: testRunner(store),
         environments,
         policy: new OpenAIPolicyClient({ baseUrl: double.baseUrl }),
         deps: { sleep: async () => {} },
@@ -116,7 +120,12 @@ describe('consumeEpisode', () => {
   });
 
   it('acknowledges malformed messages and unknown trajectories without running anything', async () => {
-    const context = { store: testStore.store, environments, policy: new ScriptedPolicyClient([]) };
+    const context = {
+      store: testStore.store,
+      runner: testRunner(testStore.store),
+      environments,
+      policy: new ScriptedPolicyClient([]),
+    };
     expect(await consumeEpisode(context, { v: 2 }, { attempt: 1, maxAttempts: 4 })).toMatchObject({
       ack: true,
       outcome: { kind: 'skipped', reason: expect.stringMatching(/^invalid message: /) },
@@ -134,7 +143,12 @@ describe('consumeEpisode', () => {
   it('closes a trajectory that cannot run (no routing metadata) as a setup error', async () => {
     const { group, trajectories } = await makeGroup(testStore.store, { size: 1, env: 'multi-hop' });
     const trajectory = trajectories[0] as (typeof trajectories)[number];
-    const context = { store: testStore.store, environments, policy: new ScriptedPolicyClient([]) };
+    const context = {
+      store: testStore.store,
+      runner: testRunner(testStore.store),
+      environments,
+      policy: new ScriptedPolicyClient([]),
+    };
     const consumed = await consumeEpisode(context, episodeMessage(group.id, trajectory.id), {
       attempt: 1,
       maxAttempts: 4,
@@ -154,7 +168,7 @@ describe('consumeEpisode', () => {
     });
     const policy = new ScriptedPolicyClient([]);
     const consumed = await consumeEpisode(
-      { store: testStore.store, environments, policy },
+      { store: testStore.store, runner: testRunner(testStore.store), environments, policy },
       episodeMessage(group.id, trajectory.id),
       { attempt: 1, maxAttempts: 4 },
     );

@@ -1,6 +1,7 @@
 // Stopping the Node edge mid-rollout and starting it again on the same store: running episodes are
-// cut short but left `running` (not failed), and the new edge dispatches them again; each resumes
-// from its stored turns and the group completes.
+// cut short but left `running` (not failed) with their leases handed back, and the new edge, by
+// default and on either store, takes them over and dispatches them again; each resumes from its
+// stored turns and the group completes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEdge } from '../../edge/runtime/node.ts';
 import { type InferenceDouble, startInferenceDouble } from './support/inference-double.ts';
@@ -47,8 +48,14 @@ describe('restarting the Node edge', () => {
       expect(trajectory.status).toBe('running');
       expect(turns.length).toBeGreaterThanOrEqual(2);
     }
+    // Handed back by the clean stop (by the database clock): free for any runner at once.
+    const held = await store.sql.query(
+      'select count(*)::int from trajectories where id = any($1::uuid[]) and lease_expires_at > now()',
+      [trajectoryIds],
+    );
+    expect(held.rows[0]?.[0]).toBe(0);
     double.delayMs = 0;
-    const second = await startEdge({ config: config(), port: 0, store, resumeUnfinished: true });
+    const second = await startEdge({ config: config(), port: 0, store });
     try {
       expect(second.resumed).toBe(2);
       await second.queue.idle();

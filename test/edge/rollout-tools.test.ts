@@ -6,6 +6,7 @@ import type { Environment } from '../../edge/environments/environment.ts';
 import { environments } from '../../edge/environments/environments.ts';
 import { ScriptedPolicyClient, textReply } from '../../edge/policy/scripted-policy-client.ts';
 import { runQueuedEpisode } from '../../edge/rollouts/run-queued-episode.ts';
+import { testRunner } from './support/test-runner.ts';
 import { startRollout } from '../../edge/rollouts/start-rollout.ts';
 import { episodeMessage } from '../../edge/rollouts/episode-message.ts';
 import { openTestStore, type TestStore } from '../support/open-test-store.ts';
@@ -37,6 +38,7 @@ async function start(groupSize: number) {
       environments,
       dispatcher: { dispatch: async () => {} },
       defaultModel: 'tiny-base',
+      awaitRunnerSeconds: 60,
     },
     { env: 'multi-hop', groupSize, taskSeed: 3 },
   );
@@ -56,7 +58,12 @@ describe('tool specs stored with rollout trajectories', () => {
     const id = started.trajectoryIds[0] as string;
     const policy = new ScriptedPolicyClient([textReply('42')]);
     const outcome = await runQueuedEpisode(
-      { store: testStore.store, environments: { 'multi-hop': redeployed }, policy },
+      {
+        store: testStore.store,
+        runner: testRunner(testStore.store),
+        environments: { 'multi-hop': redeployed },
+        policy,
+      },
       episodeMessage(started.groupId, id),
     );
     expect(outcome).toMatchObject({ kind: 'ran' });

@@ -1,9 +1,9 @@
-// The three store queries the edge added (db/store/get-policy-version.ts, turns-after.ts,
-// unfinished-rollouts.ts), on the embedded store or a server database.
+// Two store queries the edge added (db/store/get-policy-version.ts, turns-after.ts), on the embedded
+// store or a server database. Which unfinished rollouts an edge resumes is the sweep's
+// (test/store/trajectory-leases.test.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getPolicyVersion } from '../../db/store/get-policy-version.ts';
 import { turnsAfter } from '../../db/store/turns-after.ts';
-import { unfinishedRollouts } from '../../db/store/unfinished-rollouts.ts';
 import { assistantTurn, makeGroup, uniqueName, userTurn } from '../support/fixtures.ts';
 import { openTestStore, type TestStore } from '../support/open-test-store.ts';
 
@@ -47,22 +47,5 @@ describe('turnsAfter', () => {
     await expect(
       turnsAfter(t.store.db, { trajectoryId: '00000000-0000-4000-8000-000000000000', afterIndex: -1 }),
     ).rejects.toMatchObject({ code: 'not-found' });
-  });
-});
-
-describe('unfinishedRollouts', () => {
-  it('lists running trajectories of running groups only', async () => {
-    const before = new Set((await unfinishedRollouts(t.store.db)).map((entry) => entry.trajectoryId));
-    const running = await makeGroup(t.store, { size: 3 });
-    const [a, b, c] = running.trajectories.map((trajectory) => trajectory.id) as [string, string, string];
-    await t.store.finishTrajectory({ trajectoryId: a, status: 'finished' });
-    // A failed group's trajectories are not worth resuming; live traffic has no group.
-    const failed = await makeGroup(t.store, { size: 1 });
-    await t.store.markGroupFailed({ groupId: failed.group.id, reason: 'test' });
-    await t.store.startTrajectory({ env: 'live' });
-    const listed = (await unfinishedRollouts(t.store.db)).filter((entry) => !before.has(entry.trajectoryId));
-    expect(listed.sort((x, y) => (x.trajectoryId < y.trajectoryId ? -1 : 1))).toEqual(
-      [b, c].sort().map((trajectoryId) => ({ groupId: running.group.id, trajectoryId })),
-    );
   });
 });

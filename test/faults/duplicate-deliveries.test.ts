@@ -14,6 +14,7 @@ import { type EpisodeMessage, episodeMessage } from '../../edge/rollouts/episode
 import type { EpisodeRunnerContext } from '../../edge/rollouts/run-queued-episode.ts';
 import { startRollout } from '../../edge/rollouts/start-rollout.ts';
 import { type EdgeHarness, startEdgeHarness } from '../edge/support/edge-harness.ts';
+import { testRunner } from '../edge/support/test-runner.ts';
 import { countEpisodeFaults } from './support/count-episode-faults.ts';
 import type { FaultOutcome } from './support/fault-outcome.ts';
 import { recordFaultOutcome } from './support/fault-outcome.ts';
@@ -24,8 +25,10 @@ beforeAll(async () => {
   h = await startEdgeHarness({ defaultModel: 'tiny-base' });
   // Each answer takes a moment, as a model's does, so runs of one message overlap for real.
   h.double.delayMs = 25;
+  // One runner, as one edge process is: its deliveries of a message race on the store's turn rules.
   runner = {
     store: h.store,
+    runner: testRunner(h.store),
     environments,
     policy: new OpenAIPolicyClient({ baseUrl: h.double.baseUrl }),
     deps: { sleep: async () => {} },
@@ -44,6 +47,7 @@ async function groupOf(size: number, taskSeed: number) {
       environments,
       dispatcher: { dispatch: async (batch) => void messages.push(...batch) },
       defaultModel: 'tiny-base',
+      awaitRunnerSeconds: 60,
     },
     { env: 'multi-hop', groupSize: size, taskSeed },
   );

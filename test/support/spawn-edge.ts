@@ -9,11 +9,18 @@ export interface SpawnedEdge {
   output(): string;
 }
 
-/** `args` follow `edge --port 0`; EDGE_API_KEYS and DATABASE_URL are cleared so only the flags count. */
-export async function spawnEdge(args: readonly string[], timeoutMs = 60_000): Promise<SpawnedEdge> {
+/**
+ * `args` follow `edge --port 0`; EDGE_API_KEYS and DATABASE_URL are cleared so only the flags count;
+ * `env` adds variables (settings without a flag, such as EPISODE_LEASE_SECONDS).
+ */
+export async function spawnEdge(
+  args: readonly string[],
+  timeoutMs = 60_000,
+  env: Readonly<Record<string, string>> = {},
+): Promise<SpawnedEdge> {
   const child = spawn(process.execPath, ['bin/edgerl.js', 'edge', '--port', '0', ...args], {
     stdio: ['pipe', 'pipe', 'pipe'],
-    env: { ...process.env, EDGE_API_KEYS: '', DATABASE_URL: '' },
+    env: { ...process.env, EDGE_API_KEYS: '', DATABASE_URL: '', ...env },
   });
   child.stdin.end();
   let output = '';

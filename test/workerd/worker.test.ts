@@ -2,7 +2,15 @@
 // fetch handler, episodes fanned out through a real (local) Cloudflare Queue to the Worker's queue
 // consumer, and the store on the Neon serverless driver against a real Postgres through a
 // WebSocket-to-TCP tunnel. Database tests need EDGERL_TEST_DATABASE_URL (CI's server run).
-import { createExecutionContext, createMessageBatch, env, getQueueResult, SELF } from 'cloudflare:test';
+import {
+  createExecutionContext,
+  createMessageBatch,
+  createScheduledController,
+  env,
+  getQueueResult,
+  SELF,
+  waitOnExecutionContext,
+} from 'cloudflare:test';
 import { describe, expect, inject, it } from 'vitest';
 import { openNeonStore } from '../../db/drivers/open-neon-store.ts';
 import { multiHop, solve } from '../../edge/environments/multi-hop.ts';
@@ -62,7 +70,7 @@ describe('the Worker without a database', () => {
   it('exports only handlers from the main module (workerd treats every named export as an entrypoint)', async () => {
     const module = await import('../../edge/runtime/worker.ts');
     expect(Object.keys(module)).toEqual(['default']);
-    expect(Object.keys(module.default).sort()).toEqual(['fetch', 'queue']);
+    expect(Object.keys(module.default).sort()).toEqual(['fetch', 'queue', 'scheduled']);
   });
 });
 
@@ -211,6 +219,98 @@ describe.runIf(context.databaseUrl)('the queue consumer in workerd', () => {
     };
     expect(read.trajectory.status).toBe('finished');
     expect(read.turns[2]?.metadata?.attempts).toBe(2);
+  });
+});
+
+describe.runIf(context.databaseUrl)('the cron sweep in workerd', () => {
+  const storeFor = () =>
+    openNeonStore({
+      url: context.databaseUrl,
+      neon: {
+        wsProxy: (host, port) => `${context.tunnel}/v2?address=${host}:${port}`,
+        useSecureWebSocket: false,
+        pipelineTLS: false,
+        pipelineConnect: false,
+      },
+    });
+
+  /** A group of one whose consumer died after `turns` turns: leased to it, the lease lapsed. */
+  async function orphanedEpisode(turns: number, resumes: number) {
+    const store = await storeFor();
+    try {
+      const task = multiHop.sampleTask('train', 41 + resumes);
+      const stored = await store.upsertTask({
+        env: 'multi-hop',
+        key: task.id,
+        input: task,
+        split: task.split,
+      });
+      const group = await store.createGroup({ taskId: stored.id, size: 1 });
+      const trajectory = await store.startTrajectory({
+        groupId: group.id,
+        metadata: { model: 'tiny-base', slot: 0, settings: {} },
+      });
+      const lease = { runner: 'queue:dead-consumer', leaseSeconds: 60 };
+      await store.claimTrajectory({ trajectoryId: trajectory.id, ...lease });
+      for (const [index, message] of solve(task).slice(0, turns).entries()) {
+        await store.appendTurn(
+          { trajectoryId: trajectory.id, index, role: message.role, content: message.content },
+          lease,
+        );
+      }
+      await store.sql.query(
+        `update trajectories set lease_expires_at = now() - interval '1 second', resumes = $2 where id = $1`,
+        [trajectory.id, resumes],
+      );
+      return { task, groupId: group.id, trajectoryId: trajectory.id };
+    } finally {
+      await store.close();
+    }
+  }
+
+  async function runCron(): Promise<void> {
+    const executionContext = createExecutionContext();
+    await worker.scheduled(
+      createScheduledController({ scheduledTime: Date.now(), cron: '* * * * *' }),
+      env as unknown as WorkerEnv,
+      executionContext,
+    );
+    await waitOnExecutionContext(executionContext);
+  }
+
+  type TrajectoryRead = {
+    trajectory: { status: string; runner: string; resumes: number; errorReason: string | null };
+    turns: { role: string; content: string | null }[];
+  };
+  const read = async (id: string) => (await (await api(`/v1/trajectories/${id}`)).json()) as TrajectoryRead;
+
+  it('sends an episode whose consumer died to the queue again; its consumer resumes it to the end', async () => {
+    const { task, groupId, trajectoryId } = await orphanedEpisode(2, 0);
+    await runCron();
+    await expect
+      .poll(async () => (await read(trajectoryId)).trajectory.status, { timeout: 30_000 })
+      .toBe('finished');
+    const done = await read(trajectoryId);
+    // Taken over once, under the sweep's name, which its queue message carried to the consumer.
+    expect(done.trajectory.runner).toMatch(/^cron:/);
+    expect(done.trajectory.resumes).toBe(1);
+    expect(done.turns.slice(0, 2).map((turn) => turn.content)).toEqual(
+      solve(task)
+        .slice(0, 2)
+        .map((message) => message.content),
+    );
+    const group = (await (await api(`/v1/groups/${groupId}`)).json()) as { group: { status: string } };
+    expect(group.group.status).toBe('complete');
+  });
+
+  it('ends an episode taken over too often with a reason, and its group completes', async () => {
+    const { groupId, trajectoryId } = await orphanedEpisode(2, 3);
+    await runCron();
+    const ended = await read(trajectoryId);
+    expect(ended.trajectory.status).toBe('error');
+    expect(ended.trajectory.errorReason).toMatch(/^abandoned: its runner stopped 4 time\(s\)/);
+    const group = (await (await api(`/v1/groups/${groupId}`)).json()) as { group: { status: string } };
+    expect(group.group.status).toBe('complete');
   });
 });
 

@@ -1,0 +1,139 @@
+// The runner's lease on rollout episodes: claim one before running it (free, expired, or already the
+// caller's), beat the ones it holds while no turn is being stored, and let them go when it stops. The
+// expiry is the database's clock (now()), never a runner's, as for group and policy leases
+// (leases.ts, policy-leases.ts). Turn appends renew the lease in their own statement (append-turn.ts);
+// taking over stale episodes in bulk is the sweep's (sweep-trajectories.ts).
+import { and, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import { z } from 'zod';
+import { trajectories } from '../schema/trajectories.ts';
+import type { StoreDb } from '../store-db.ts';
+import { id, leaseOwner, leaseSeconds } from './fields.ts';
+import { parseInput } from './parse-input.ts';
+
+/** What a runner passes to writes that renew its lease (a turn append, a beat). */
+export const trajectoryLeaseSchema = z.object({ runner: leaseOwner, leaseSeconds });
+export type TrajectoryLease = z.infer<typeof trajectoryLeaseSchema>;
+
+/** `now() + leaseSeconds`, the expiry every renewal writes. */
+export function leaseExpiry(seconds: number) {
+  return sql`now() + ${seconds}::double precision * interval '1 second'`;
+}
+
+const claimTrajectoriesSchema = trajectoryLeaseSchema.extend({
+  trajectoryIds: z.array(id).min(1).max(10_000),
+});
+export type ClaimTrajectoriesInput = z.input<typeof claimTrajectoriesSchema>;
+
+/**
+ * Leases the listed running episodes to `runner`, each only when no runner holds it (a fresh rollout
+ * slot's lease has none), its lease expired (the runner stopped), or `runner` holds it already (then
+ * it is renewed). One statement, so two runners racing for an episode cannot both win. Returns the
+ * ids claimed.
+ */
+export async function claimTrajectories(db: StoreDb, input: ClaimTrajectoriesInput): Promise<string[]> {
+  const claim = parseInput(claimTrajectoriesSchema, input, 'claimTrajectories');
+  const rows = await db
+    .update(trajectories)
+    .set({ runner: claim.runner, heartbeatAt: sql`now()`, leaseExpiresAt: leaseExpiry(claim.leaseSeconds) })
+    .where(
+      and(
+        inArray(trajectories.id, claim.trajectoryIds),
+        eq(trajectories.status, 'running'),
+        or(
+          isNull(trajectories.runner),
+          isNull(trajectories.leaseExpiresAt),
+          lt(trajectories.leaseExpiresAt, sql`now()`),
+          eq(trajectories.runner, claim.runner),
+        ),
+      ),
+    )
+    .returning({ id: trajectories.id });
+  return rows.map((row) => row.id);
+}
+
+const claimTrajectorySchema = trajectoryLeaseSchema.extend({ trajectoryId: id });
+export type ClaimTrajectoryInput = z.input<typeof claimTrajectorySchema>;
+
+export type TrajectoryClaim =
+  | { readonly claimed: true }
+  | {
+      readonly claimed: false;
+      /** Why not: another runner's live lease, or the episode ended (or does not exist). */
+      readonly reason: string;
+    };
+
+/** claimTrajectories for one episode, saying why when it is not claimed. */
+export async function claimTrajectory(db: StoreDb, input: ClaimTrajectoryInput): Promise<TrajectoryClaim> {
+  const claim = parseInput(claimTrajectorySchema, input, 'claimTrajectory');
+  const { trajectoryId, ...lease } = claim;
+  const claimed = await claimTrajectories(db, { ...lease, trajectoryIds: [trajectoryId] });
+  if (claimed.length > 0) return { claimed: true };
+  const [held] = await db
+    .select({
+      status: trajectories.status,
+      runner: trajectories.runner,
+      expiresAt: trajectories.leaseExpiresAt,
+    })
+    .from(trajectories)
+    .where(eq(trajectories.id, trajectoryId));
+  if (!held) return { claimed: false, reason: 'it does not exist' };
+  if (held.status !== 'running') return { claimed: false, reason: `it already ended (${held.status})` };
+  return {
+    claimed: false,
+    reason: `${held.runner ?? 'another runner'} holds it until ${held.expiresAt?.toISOString() ?? '?'}`,
+  };
+}
+
+const beatTrajectoriesSchema = trajectoryLeaseSchema.extend({
+  trajectoryIds: z.array(id).min(1).max(10_000),
+});
+export type BeatTrajectoriesInput = z.input<typeof beatTrajectoriesSchema>;
+
+/**
+ * Renews the runner's lease on every listed episode it still holds and that is still running, in
+ * one statement; returns the ids renewed. A missing id was taken over or ended: its run must stop.
+ */
+export async function beatTrajectories(db: StoreDb, input: BeatTrajectoriesInput): Promise<string[]> {
+  const beat = parseInput(beatTrajectoriesSchema, input, 'beatTrajectories');
+  const renewed = await db
+    .update(trajectories)
+    .set({ heartbeatAt: sql`now()`, leaseExpiresAt: leaseExpiry(beat.leaseSeconds) })
+    .where(
+      and(
+        inArray(trajectories.id, beat.trajectoryIds),
+        eq(trajectories.runner, beat.runner),
+        eq(trajectories.status, 'running'),
+      ),
+    )
+    .returning({ id: trajectories.id });
+  return renewed.map((row) => row.id);
+}
+
+const releaseTrajectoriesSchema = z.object({
+  runner: leaseOwner,
+  trajectoryIds: z.array(id).min(1).max(10_000),
+});
+export type ReleaseTrajectoriesInput = z.input<typeof releaseTrajectoriesSchema>;
+
+/**
+ * Gives up the runner's lease on the listed episodes (it stops without ending them), so another
+ * runner takes them over at once instead of after expiry, and that takeover is not counted as a
+ * resume (the runner stopped cleanly; it did not die). Returns the ids released.
+ */
+export async function releaseTrajectories(db: StoreDb, input: ReleaseTrajectoriesInput): Promise<string[]> {
+  const release = parseInput(releaseTrajectoriesSchema, input, 'releaseTrajectories');
+  const released = await db
+    .update(trajectories)
+    // Expired now rather than cleared: to the sweep it is stale at once (a cleared lease reads as
+    // never claimed, which it waits a whole lease for, in case its queue message is on its way).
+    .set({ runner: null, leaseExpiresAt: sql`now()` })
+    .where(
+      and(
+        inArray(trajectories.id, release.trajectoryIds),
+        eq(trajectories.runner, release.runner),
+        eq(trajectories.status, 'running'),
+      ),
+    )
+    .returning({ id: trajectories.id });
+  return released.map((row) => row.id);
+}
