@@ -4,7 +4,7 @@
 // out: an ingested episode is live traffic, linked to a task and a policy version at most.
 import { toolSpecListSchema } from '../../protocol/chat.ts';
 import { endStatuses, refineEndReason } from '../../protocol/finish.ts';
-import { type Turn, turnInputSchema } from '../../protocol/turn.ts';
+import { type Turn, type TurnInput, turnInputSchema } from '../../protocol/turn.ts';
 import { z } from 'zod';
 import { metadataSchema } from '../schema/json.ts';
 import { id, int4, name } from './fields.ts';
@@ -22,46 +22,51 @@ const placeholder = { trajectoryId: '00000000-0000-4000-8000-000000000000', inde
 
 export type IngestTurn = Omit<Turn, 'trajectoryId' | 'index'>;
 
-const ingestTurnSchema = z.unknown().transform((raw, ctx): IngestTurn => {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    ctx.addIssue({ code: 'custom', message: 'must be a turn object', input: raw });
-    return z.NEVER;
-  }
-  for (const key of Object.keys(raw)) {
-    const setByStore = (storeSetFields as readonly string[]).includes(key);
-    if (setByStore || !turnFields.has(key)) {
+export type IngestTurnInput = Omit<TurnInput, 'trajectoryId' | 'index'>;
+
+// Typed for callers as the turn record's input; any value is let through to the transform, which checks it.
+const ingestTurnSchema = z
+  .custom<IngestTurnInput>(() => true)
+  .transform((raw: unknown, ctx): IngestTurn => {
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+      ctx.addIssue({ code: 'custom', message: 'must be a turn object', input: raw });
+      return z.NEVER;
+    }
+    for (const key of Object.keys(raw)) {
+      const setByStore = (storeSetFields as readonly string[]).includes(key);
+      if (setByStore || !turnFields.has(key)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: setByStore ? 'set by the store (a turn is numbered by its position)' : 'unknown field',
+          input: raw,
+        });
+      }
+    }
+    const parsed = turnInputSchema.safeParse({ ...raw, ...placeholder });
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, input: raw } as never);
+      return z.NEVER;
+    }
+    const { trajectoryId: _trajectoryId, index: _index, ...turn } = parsed.data;
+    // The columns are int4: a larger count or token id would fail in Postgres without naming the field.
+    if (turn.promptTokenCount !== undefined && !int4.safeParse(turn.promptTokenCount).success)
       ctx.addIssue({
         code: 'custom',
-        path: [key],
-        message: setByStore ? 'set by the store (a turn is numbered by its position)' : 'unknown field',
+        path: ['promptTokenCount'],
+        message: 'beyond a 32-bit integer',
         input: raw,
       });
-    }
-  }
-  const parsed = turnInputSchema.safeParse({ ...raw, ...placeholder });
-  if (!parsed.success) {
-    for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, input: raw } as never);
-    return z.NEVER;
-  }
-  const { trajectoryId: _trajectoryId, index: _index, ...turn } = parsed.data;
-  // The columns are int4: a larger count or token id would fail in Postgres without naming the field.
-  if (turn.promptTokenCount !== undefined && !int4.safeParse(turn.promptTokenCount).success)
-    ctx.addIssue({
-      code: 'custom',
-      path: ['promptTokenCount'],
-      message: 'beyond a 32-bit integer',
-      input: raw,
-    });
-  const tooLarge = turn.completionTokenIds?.findIndex((tokenId) => !int4.safeParse(tokenId).success) ?? -1;
-  if (tooLarge >= 0)
-    ctx.addIssue({
-      code: 'custom',
-      path: ['completionTokenIds', tooLarge],
-      message: 'beyond a 32-bit integer',
-      input: raw,
-    });
-  return turn;
-});
+    const tooLarge = turn.completionTokenIds?.findIndex((tokenId) => !int4.safeParse(tokenId).success) ?? -1;
+    if (tooLarge >= 0)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['completionTokenIds', tooLarge],
+        message: 'beyond a 32-bit integer',
+        input: raw,
+      });
+    return turn;
+  });
 
 export const ingestEpisodeSchema = z
   .strictObject({
