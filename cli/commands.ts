@@ -34,6 +34,11 @@ export const commands: readonly CommandEntry[] = [
     load: () => import('./commands/sql.ts').then((m) => m.sqlCommand),
   },
   {
+    name: ['import'],
+    summary: 'Store recorded episodes from a JSONL file of chats (OpenAI format, optional token ids)',
+    load: () => import('./commands/import.ts').then((m) => m.importCommand),
+  },
+  {
     name: ['score'],
     summary: 'Score one rollout group with RULER (LLM judge) and record the scores',
     load: () => import('./commands/score.ts').then((m) => m.scoreCommand),

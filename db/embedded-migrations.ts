@@ -95,4 +95,11 @@ export const embeddedMigrations: readonly EmbeddedMigration[] = [
     hash: '09482050bd6dc814ade401d2390faec6e96feaac8f4aaa24580d68255d9e8dbd',
     sql: 'ALTER TABLE "trajectories" ADD COLUMN "runner" text;--> statement-breakpoint\nALTER TABLE "trajectories" ADD COLUMN "heartbeat_at" timestamp with time zone;--> statement-breakpoint\nALTER TABLE "trajectories" ADD COLUMN "lease_expires_at" timestamp with time zone;--> statement-breakpoint\nALTER TABLE "trajectories" ADD COLUMN "resumes" integer DEFAULT 0 NOT NULL;--> statement-breakpoint\nCREATE INDEX "trajectories_running_lease_idx" ON "trajectories" USING btree ("lease_expires_at") WHERE "trajectories"."status" = \'running\';',
   },
+  {
+    tag: '0012_ingest_key',
+    folderMillis: 1796124928554,
+    breakpoints: true,
+    hash: '11ed2134c8b9928ef91db29cb17f8806d3294e07bf543005a54300ad1c5d95ea',
+    sql: 'ALTER TABLE "trajectories" ADD COLUMN "ingest_key" text;--> statement-breakpoint\nCREATE UNIQUE INDEX "trajectories_ingest_key_idx" ON "trajectories" USING btree ("ingest_key");',
+  },
 ];

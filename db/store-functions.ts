@@ -15,6 +15,7 @@ import { getAbExperiment } from './store/get-ab-experiment.ts';
 import { getGroup } from './store/get-group.ts';
 import { getPolicyVersion } from './store/get-policy-version.ts';
 import { getTrajectory } from './store/get-trajectory.ts';
+import { ingestTrajectories } from './store/ingest-trajectories.ts';
 import { releaseGroups, renewLease } from './store/leases.ts';
 import { listAbExperiments } from './store/list-ab-experiments.ts';
 import { listGroups } from './store/list-groups.ts';
@@ -58,6 +59,7 @@ export const storeFunctions = {
   appendTurn,
   appendTurns,
   finishTrajectory,
+  ingestTrajectories,
   getTrajectory,
   turnsAfter,
   getGroup,

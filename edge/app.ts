@@ -25,6 +25,8 @@ export interface EdgeLimits {
   readonly proxyBodyBytes: number;
   /** Largest trajectory start / finish body, in bytes. */
   readonly trajectoryBodyBytes: number;
+  /** Largest POST /v1/trajectories body that carries whole episodes with their turns, in bytes. */
+  readonly ingestBodyBytes: number;
   /** How often an event stream polls the store for new turns, in milliseconds. */
   readonly ssePollMs: number;
   /** Longest event stream before the client is asked to reconnect, in milliseconds. */
@@ -36,6 +38,8 @@ export const defaultLimits: EdgeLimits = {
   // OpenAI's own request limit is far larger; 8 MiB covers long agent conversations with tool output.
   proxyBodyBytes: 8 * 1024 * 1024,
   trajectoryBodyBytes: 256 * 1024,
+  // As for the proxy: a batch of recorded episodes is a few long conversations' worth; clients batch more.
+  ingestBodyBytes: 8 * 1024 * 1024,
   // A quarter second keeps a live view fluid at one cheap indexed query per poll.
   ssePollMs: 250,
   // Well under the time proxies and load balancers allow an idle-looking response.
@@ -94,6 +98,7 @@ export function createApp(deps: EdgeDeps) {
       trajectoryRoutes({
         defaultModel: deps.defaultModel,
         maxBodyBytes: limits.trajectoryBodyBytes,
+        maxIngestBytes: limits.ingestBodyBytes,
         pollMs: limits.ssePollMs,
         maxStreamMs: limits.sseMaxMs,
       }),

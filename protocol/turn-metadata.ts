@@ -6,8 +6,8 @@ import { formatIssues } from './format-issues.ts';
 import { finishReasons } from './finish-reason.ts';
 import { checkTurnVersion } from './turn-version.ts';
 
-/** Who wrote an assistant turn: the edge's episode loop or the recording proxy. */
-export const turnRecorders = ['episode', 'proxy'] as const;
+/** Who wrote an assistant turn: the edge's episode loop, the recording proxy, or an ingested recording (`edgerl import`). */
+export const turnRecorders = ['episode', 'proxy', 'import'] as const;
 export type TurnRecorder = (typeof turnRecorders)[number];
 
 const assistantShape = {

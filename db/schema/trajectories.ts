@@ -3,7 +3,16 @@ import type { ToolSpec } from '../../protocol/chat.ts';
 import { trajectoryStatuses } from '../../protocol/statuses.ts';
 import { textEncodings } from '../../protocol/stored-text.ts';
 import { sql } from 'drizzle-orm';
-import { doublePrecision, index, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import {
+  doublePrecision,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
 import { checkOneOf, timestamptz } from './columns.ts';
 import { experimentArms } from './experiment-arms.ts';
 import type { Metadata } from './json.ts';
@@ -62,11 +71,18 @@ export const trajectories = pgTable(
     leaseExpiresAt: timestamptz('lease_expires_at'),
     /** Times a sweep or a restarted edge took the episode over from a runner that stopped. */
     resumes: integer('resumes').notNull().default(0),
+    /**
+     * The key an uploader gave a recorded episode (POST /v1/trajectories with turns, `edgerl import`):
+     * a retried upload with the same key is a no-op, another episode under it a conflict. Null: not ingested.
+     */
+    ingestKey: text('ingest_key'),
   },
   (table) => [
     index('trajectories_group_idx').on(table.groupId),
     index('trajectories_arm_idx').on(table.experimentArmId),
     index('trajectories_started_idx').on(table.startedAt),
+    // Nulls are distinct in a unique index, so only ingested rows take part.
+    uniqueIndex('trajectories_ingest_key_idx').on(table.ingestKey),
     // The sweep's scan: only running rows, the few there are at any time.
     index('trajectories_running_lease_idx').on(table.leaseExpiresAt).where(sql`${table.status} = 'running'`),
     checkOneOf('trajectories_status_check', table.status, trajectoryStatuses),

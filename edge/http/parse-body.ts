@@ -7,15 +7,21 @@ import { findUnstorable, maxJsonDepth, unstorablePath } from '../../protocol/uns
 import { ApiError, invalidField } from './api-error.ts';
 
 export async function parseBody<T extends z.ZodType>(c: Context, schema: T): Promise<z.output<T>> {
+  return parseValue(schema, (await readJsonBody(c)).json, 'body');
+}
+
+/** The body as JSON (an empty body is `{}`), refused when not JSON or nested too deep; and its size in bytes. */
+export async function readJsonBody(c: Context): Promise<{ json: unknown; bytes: number }> {
   let json: unknown;
+  let text: string;
   try {
-    const text = await c.req.text();
+    text = await c.req.text();
     json = text.trim() === '' ? {} : JSON.parse(text);
   } catch (error) {
     throw new ApiError('invalid-request', 'body: not valid JSON', { field: 'body', cause: error });
   }
   refuseTooDeep(json);
-  return parseValue(schema, json, 'body');
+  return { json, bytes: new TextEncoder().encode(text).length };
 }
 
 /** Only depth here: text Postgres cannot hold is the store's to refuse (or keep), with the field named. */

@@ -1,13 +1,15 @@
 // Trajectories: POST /v1/trajectories starts one for an agent that records through the proxy (live
-// traffic, or a member of a group), GET /:id reads it with its turns, GET /:id/events streams its
-// turns as server-sent events until it ends, POST /:id/finish closes it with a status and reward.
+// traffic, or a member of a group), or, given turns, stores whole episodes recorded elsewhere (one, or
+// `episodes`); GET /:id reads one with its turns, GET /:id/events streams its turns as server-sent
+// events until it ends, POST /:id/finish closes it with a status and reward.
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
 import { endStatuses, refineEndReason } from '../../protocol/finish.ts';
 import type { EdgeEnv } from '../app-env.ts';
-import { invalidField } from '../http/api-error.ts';
-import { parseBody, parseValue } from '../http/parse-body.ts';
+import { ApiError, invalidField } from '../http/api-error.ts';
+import { parseBody, parseValue, readJsonBody } from '../http/parse-body.ts';
+import { classifyTrajectoriesBody, ingestError } from './ingest-request.ts';
 import { bodyLimit } from '../middleware/body-limit.ts';
 import { resolveRoute } from '../routing/resolve-route.ts';
 import { recordedRoute, type Route, trajectoryRouteFields } from '../routing/route.ts';
@@ -15,6 +17,8 @@ import { recordedRoute, type Route, trajectoryRouteFields } from '../routing/rou
 export interface TrajectoryRouteDeps {
   readonly defaultModel: string | undefined;
   readonly maxBodyBytes: number;
+  /** The limit for a body with whole episodes (POST / with `turns` or `episodes`). */
+  readonly maxIngestBytes: number;
   /** How often a live stream looks for new turns, in milliseconds. */
   readonly pollMs: number;
   /** A stream ends (event `timeout`) after this long; the client reconnects with Last-Event-ID. */
@@ -57,10 +61,30 @@ const lastEventIdHeader = z.coerce
     error: `must be a turn index, at most ${maxTurnIndex}`,
   });
 
+function tooLarge(maxBytes: number): ApiError {
+  return new ApiError('payload-too-large', `body: larger than the limit of ${maxBytes} bytes`, {
+    field: 'body',
+  });
+}
+
 export function trajectoryRoutes(deps: TrajectoryRouteDeps) {
   return new Hono<EdgeEnv>()
-    .post('/', bodyLimit(deps.maxBodyBytes), async (c) => {
-      const body = await parseBody(c, startSchema);
+    .post('/', bodyLimit(Math.max(deps.maxBodyBytes, deps.maxIngestBytes)), async (c) => {
+      const { json, bytes } = await readJsonBody(c);
+      const kind = classifyTrajectoriesBody(json);
+      if (kind.kind === 'ingest') {
+        if (bytes > deps.maxIngestBytes) throw tooLarge(deps.maxIngestBytes);
+        const result = await c.var.store
+          .ingestTrajectories({ episodes: kind.episodes })
+          .catch((error: unknown) => {
+            throw ingestError(error, kind.single);
+          });
+        const only = result.trajectories[0];
+        if (kind.single && only) c.header('Location', `/v1/trajectories/${only.trajectoryId}`);
+        return c.json(result, result.createdTrajectories > 0 ? 201 : 200);
+      }
+      if (bytes > deps.maxBodyBytes) throw tooLarge(deps.maxBodyBytes);
+      const body = parseValue(startSchema, json, 'body');
       if (!body.env && !body.groupId && !body.taskId) {
         throw invalidField('env', 'required unless groupId or taskId names it');
       }

@@ -1,0 +1,104 @@
+// What ingestTrajectories takes: whole episodes recorded elsewhere, each with its outcome and its turns
+// in order (a turn's index is its position). Each turn is the turn record of protocol/turn.ts without
+// the two fields the store sets (trajectoryId, index), held to the same rules. Leaves group membership
+// out: an ingested episode is live traffic, linked to a task and a policy version at most.
+import { toolSpecListSchema } from '../../protocol/chat.ts';
+import { endStatuses, refineEndReason } from '../../protocol/finish.ts';
+import { type Turn, type TurnInput, turnInputSchema } from '../../protocol/turn.ts';
+import { z } from 'zod';
+import { metadataSchema } from '../schema/json.ts';
+import { id, int4, name } from './fields.ts';
+
+/** Episodes in one call; the edge's body limit and the CLI's batches keep requests far below it. */
+export const maxIngestEpisodes = 1_000;
+/** Turns in one episode (an agent run of a few hundred steps is long). */
+export const maxIngestTurns = 10_000;
+
+/** The store sets these from the episode; a turn that names them is refused rather than silently rewritten. */
+const storeSetFields = ['trajectoryId', 'index'] as const;
+const turnFields = new Set(Object.keys(turnInputSchema.shape));
+/** A placeholder for the fields the store sets, so the turn record's own schema checks the rest. */
+const placeholder = { trajectoryId: '00000000-0000-4000-8000-000000000000', index: 0 };
+
+export type IngestTurn = Omit<Turn, 'trajectoryId' | 'index'>;
+
+export type IngestTurnInput = Omit<TurnInput, 'trajectoryId' | 'index'>;
+
+// Typed for callers as the turn record's input; any value is let through to the transform, which checks it.
+const ingestTurnSchema = z
+  .custom<IngestTurnInput>(() => true)
+  .transform((raw: unknown, ctx): IngestTurn => {
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+      ctx.addIssue({ code: 'custom', message: 'must be a turn object', input: raw });
+      return z.NEVER;
+    }
+    for (const key of Object.keys(raw)) {
+      const setByStore = (storeSetFields as readonly string[]).includes(key);
+      if (setByStore || !turnFields.has(key)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: setByStore ? 'set by the store (a turn is numbered by its position)' : 'unknown field',
+          input: raw,
+        });
+      }
+    }
+    const parsed = turnInputSchema.safeParse({ ...raw, ...placeholder });
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, input: raw } as never);
+      return z.NEVER;
+    }
+    const { trajectoryId: _trajectoryId, index: _index, ...turn } = parsed.data;
+    // The columns are int4: a larger count or token id would fail in Postgres without naming the field.
+    if (turn.promptTokenCount !== undefined && !int4.safeParse(turn.promptTokenCount).success)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['promptTokenCount'],
+        message: 'beyond a 32-bit integer',
+        input: raw,
+      });
+    const tooLarge = turn.completionTokenIds?.findIndex((tokenId) => !int4.safeParse(tokenId).success) ?? -1;
+    if (tooLarge >= 0)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['completionTokenIds', tooLarge],
+        message: 'beyond a 32-bit integer',
+        input: raw,
+      });
+    return turn;
+  });
+
+export const ingestEpisodeSchema = z
+  .strictObject({
+    /**
+     * The uploader's key for the episode: a retry under the same key is a no-op, another episode under
+     * it a `conflict`. Absent: every upload stores a new trajectory.
+     */
+    key: z.string().min(1).max(500).optional(),
+    /** The environment; may be left out when `taskId` names it. */
+    env: name.optional(),
+    taskId: id.optional(),
+    /** The policy version that produced the episode, when it is one of the store's. */
+    policyVersionId: id.optional(),
+    /** How the episode ended; default `finished`. */
+    status: z.enum(endStatuses).default('finished'),
+    /** The recording's own reward (its environment's check), stored as the verifier reward. */
+    verifierReward: z.number().optional(),
+    /** Required for `error`; allowed for `truncated`. */
+    errorReason: z.string().min(1).max(2000).optional(),
+    metadata: metadataSchema.optional(),
+    /** The tools the episode was offered, stored for the trainer and the judge to render. */
+    tools: toolSpecListSchema.optional(),
+    turns: z.array(ingestTurnSchema).min(1).max(maxIngestTurns),
+  })
+  .superRefine(refineEndReason('errorReason'));
+export type IngestEpisodeInput = z.input<typeof ingestEpisodeSchema>;
+export type IngestEpisode = z.output<typeof ingestEpisodeSchema>;
+
+export const ingestTrajectoriesSchema = z.strictObject({
+  episodes: z.array(ingestEpisodeSchema).min(1).max(maxIngestEpisodes),
+});
+export type IngestTrajectoriesInput = z.input<typeof ingestTrajectoriesSchema>;
+
+/** The fields of an episode whose text a model or a recorder wrote: kept (escaped) rather than refused. */
+export const keptEpisodeText = ['turns', 'tools', 'errorReason'] as const;

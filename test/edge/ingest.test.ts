@@ -1,0 +1,155 @@
+// POST /v1/trajectories with turns: whole recorded episodes through the edge, one or many, on the
+// same route as a start; retries are no-ops, refusals are 4xx naming the field as sent, and a refused
+// request writes nothing.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { uniqueName } from '../support/fixtures.ts';
+import { type EdgeHarness, startEdgeHarness } from './support/edge-harness.ts';
+
+let h: EdgeHarness;
+beforeAll(async () => {
+  h = await startEdgeHarness({ limits: { trajectoryBodyBytes: 2048, ingestBodyBytes: 16 * 1024 } });
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+interface Ingested {
+  trajectories: { key: string | null; trajectoryId: string; created: boolean; turnCount: number }[];
+  createdTrajectories: number;
+  createdTurns: number;
+}
+
+function episode(key: string, extra: Record<string, unknown> = {}) {
+  return {
+    key,
+    env: 'recorded',
+    verifierReward: 1,
+    turns: [
+      { role: 'user', content: 'What is 2 + 2?' },
+      {
+        role: 'assistant',
+        content: '4',
+        completionTokenIds: [19, 151645],
+        completionLogprobs: [-0.25, -1.5e-7],
+      },
+    ],
+    ...extra,
+  };
+}
+
+async function errorOf(response: Response) {
+  const { error } = (await response.json()) as { error: { code: string; field?: string; message: string } };
+  return { status: response.status, ...error };
+}
+
+async function storedWithKey(key: string): Promise<number> {
+  const result = await h.store.sql.query('select count(*) from trajectories where ingest_key = $1', [key]);
+  return Number(result.rows[0]?.[0]);
+}
+
+describe('POST /v1/trajectories with turns', () => {
+  it('stores one episode (201, Location), and answers a retry with 200 and the same trajectory', async () => {
+    const key = uniqueName('one');
+    const response = await h.api('/v1/trajectories', { json: episode(key) });
+    expect(response.status).toBe(201);
+    const body = (await response.json()) as Ingested;
+    const id = body.trajectories[0]?.trajectoryId;
+    expect(response.headers.get('location')).toBe(`/v1/trajectories/${id}`);
+    expect(body).toMatchObject({ createdTrajectories: 1, createdTurns: 2 });
+    const read = (await (await h.api(`/v1/trajectories/${id}`)).json()) as {
+      trajectory: { status: string; verifierReward: number };
+      turns: { completionLogprobs: number[] | null }[];
+    };
+    expect(read.trajectory).toMatchObject({ status: 'finished', verifierReward: 1 });
+    expect(read.turns[1]?.completionLogprobs).toEqual([-0.25, -1.5e-7]);
+    const retry = await h.api('/v1/trajectories', { json: episode(key) });
+    expect(retry.status).toBe(200);
+    expect(((await retry.json()) as Ingested).trajectories[0]).toMatchObject({
+      trajectoryId: id,
+      created: false,
+    });
+  });
+
+  it('stores many episodes in one request', async () => {
+    const keys = [uniqueName('many'), uniqueName('many'), uniqueName('many')];
+    const response = await h.api('/v1/trajectories', { json: { episodes: keys.map((key) => episode(key)) } });
+    expect(response.status).toBe(201);
+    const body = (await response.json()) as Ingested;
+    expect(body.trajectories.map((item) => item.key)).toEqual(keys);
+    for (const key of keys) expect(await storedWithKey(key)).toBe(1);
+  });
+
+  it('refuses a bad episode naming the field as sent, and writes nothing of the request', async () => {
+    const key = uniqueName('bad');
+    const cases: [unknown, number, string][] = [
+      [
+        episode(key, {
+          turns: [
+            { role: 'user', content: 'x' },
+            { role: 'robot', content: 'y' },
+          ],
+        }),
+        400,
+        'turns.1.role',
+      ],
+      [episode(key, { colour: 'red' }), 400, 'colour'],
+      [
+        { episodes: [episode(key), episode(uniqueName('bad'), { turns: [{ role: 'tool', content: 'x' }] })] },
+        400,
+        'episodes.1.turns.0.toolCallId',
+      ],
+      [{ episodes: [episode(key, { colour: 'red' })] }, 400, 'episodes.0.colour'],
+      [{ episodes: 'all of them' }, 400, 'episodes'],
+      [{ episodes: [episode(key)], dryRun: true }, 400, 'dryRun'],
+      [episode(key, { metadata: { note: 'a\u0000b' } }), 400, 'metadata.note'],
+      [episode(key, { taskId: '00000000-0000-4000-8000-000000000000' }), 404, 'taskId'],
+    ];
+    for (const [json, status, field] of cases) {
+      const error = await errorOf(await h.api('/v1/trajectories', { json }));
+      expect({ status: error.status, field: error.field }, JSON.stringify(json).slice(0, 80)).toEqual({
+        status,
+        field,
+      });
+      expect(error.message).toMatch(new RegExp(`^${field.replaceAll('.', '\\.')}: `));
+    }
+    expect(await storedWithKey(key)).toBe(0);
+  });
+
+  it('answers 409 naming the key when another episode was stored under it', async () => {
+    const key = uniqueName('taken');
+    expect((await h.api('/v1/trajectories', { json: episode(key) })).status).toBe(201);
+    const error = await errorOf(
+      await h.api('/v1/trajectories', { json: episode(key, { verifierReward: 0 }) }),
+    );
+    expect(error).toMatchObject({ status: 409, code: 'conflict', field: 'key' });
+    expect(error.message).toContain('verifierReward');
+  });
+
+  it('needs the API key, and holds bodies to their limits (episodes to the larger one)', async () => {
+    const unauthorized = await fetch(`${h.edge.url}/v1/trajectories`, {
+      method: 'POST',
+      body: JSON.stringify(episode(uniqueName('anon'))),
+    });
+    expect(unauthorized.status).toBe(401);
+    // 5 KiB of text: above the start limit (2 KiB) and below the ingest limit (16 KiB).
+    const long = 'x'.repeat(5 * 1024);
+    const fits = await h.api('/v1/trajectories', {
+      json: episode(uniqueName('long'), { turns: [{ role: 'user', content: long }] }),
+    });
+    expect(fits.status).toBe(201);
+    const startTooLarge = await errorOf(
+      await h.api('/v1/trajectories', { json: { env: 'recorded', metadata: { long } } }),
+    );
+    expect(startTooLarge).toMatchObject({ status: 413, field: 'body' });
+    const key = uniqueName('huge');
+    const huge = await errorOf(
+      await h.api('/v1/trajectories', {
+        json: episode(key, { turns: [{ role: 'user', content: long.repeat(4) }] }),
+      }),
+    );
+    expect(huge).toMatchObject({ status: 413, code: 'payload-too-large' });
+    expect(await storedWithKey(key)).toBe(0);
+    // A start without turns still starts a trajectory.
+    expect((await h.api('/v1/trajectories', { json: { env: 'recorded' } })).status).toBe(201);
+  });
+});
