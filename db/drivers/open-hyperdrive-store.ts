@@ -9,7 +9,8 @@
 // (developers.cloudflare.com/hyperdrive/examples/connect-to-postgres/postgres-drivers-and-libraries/node-postgres/);
 // a socket must not outlive the request that opened it. Here the per-request client is a small pg
 // Pool rather than one Client, because a queue batch runs several episodes at once, each with its
-// own transactions, and one Client would run them on one connection.
+// own transactions, and one Client would run them on one connection. The Hyperdrive itself is made
+// with query caching off: the edge reads back what it has just written (docs/workers.md).
 import { type MigrationMode, prepareSchema } from '../migrate.ts';
 import { nodePostgresStore } from './node-postgres-store.ts';
 import type { Store } from '../store.ts';
