@@ -86,6 +86,7 @@ export default defineConfig({
                   // A refused port when there is no server: only the database-free tests run then.
                   DATABASE_URL: context.databaseUrl || 'postgres://nobody@127.0.0.1:9/none',
                   NEON_DEV_WS_PROXY: context.tunnel || '127.0.0.1:9',
+                  ...(context.sqlDatabaseUrl ? { SQL_DATABASE_URL: context.sqlDatabaseUrl } : {}),
                   ...workerBindings(context.inferenceBaseUrl),
                 },
               },
