@@ -1,21 +1,19 @@
 // Opens the store in Node, choosing the driver from the URL (see store-location.ts): embedded PGlite
 // (migrated on open; one process at a time, see dir-lock.ts), or node-postgres for a server (checked
-// for missing migrations on open). The
-// Worker entry is open-neon-store.ts; this file imports Node-only modules and must stay out of Workers.
+// for missing migrations on open, node-postgres-store.ts). The Worker entries are
+// open-hyperdrive-store.ts and open-neon-store.ts; this file imports Node-only modules and must stay out of Workers.
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { drizzle as drizzleNodePostgres } from 'drizzle-orm/node-postgres';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
-import pg from 'pg';
 import { type DirLock, lockDataDir } from './dir-lock.ts';
 import { type MigrationMode, prepareSchema } from '../migrate.ts';
 import { pgliteSqlClient } from './pglite-sql-client.ts';
-import { type PoolLike, poolSqlClient } from './pool-sql-client.ts';
+import { nodePostgresStore } from './node-postgres-store.ts';
 import * as schema from '../schema/index.ts';
 import { Store } from '../store.ts';
 import type { StoreDb } from '../store-db.ts';
-import { defaultDataDir, redactUrl, storeLocation } from './store-location.ts';
+import { defaultDataDir, storeLocation } from './store-location.ts';
 
 export interface OpenStoreOptions {
   /** `postgres://…` / `postgresql://…` for a server, `memory://` for a throwaway store; absent: embedded. */
@@ -36,20 +34,7 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
   const location = storeLocation(options.url, resolve(cwd, options.dataDir ?? defaultDataDir));
   let store: Store;
   if (location.kind === 'server') {
-    const pool = new pg.Pool({ connectionString: location.url, max: options.maxConnections ?? 10 });
-    // A lost connection must never crash the process; the query on it (or the next one) reports it.
-    // The pool's own 'error' covers idle clients only: a client checked out (inside a transaction,
-    // or held by the SQL client) emits 'error' on itself, so every client gets a listener too. The
-    // pool drops a broken client when it is released (pg-pool checks `_queryable`).
-    pool.on('error', () => {});
-    pool.on('connect', (client) => client.on('error', () => {}));
-    store = new Store({
-      db: drizzleNodePostgres({ client: pool, schema }) as unknown as StoreDb,
-      sql: poolSqlClient(pool as unknown as PoolLike, pg.types.getTypeParser, true),
-      driver: 'node-postgres',
-      target: redactUrl(location.url),
-      close: () => pool.end(),
-    });
+    store = nodePostgresStore({ url: location.url, maxConnections: options.maxConnections ?? 10 });
   } else {
     let lock: DirLock | undefined;
     if (location.kind === 'embedded') {

@@ -6,15 +6,15 @@
 // consumer concurrency that scales with the backlog, which is what Queues are; its durable log
 // is already the store's turns table (a Workflow's step log would duplicate it, and a Durable
 // Object per episode would add state and cost without a second writer to coordinate).
-// The store is a Neon WebSocket pool per request or queue batch, closed in waitUntil. No PGlite,
-// pg or fs here (wrangler's bundle would fail or bloat): db/drivers/open-neon-store.ts only. The module
-// exports only its handlers (and types): workerd reads every named export as an entrypoint.
+// The store opens per request or queue batch and closes in waitUntil: node-postgres through the
+// HYPERDRIVE binding when there is one, else Neon's WebSocket pool on DATABASE_URL (worker-store.ts).
+// No PGlite or fs here (wrangler's bundle would fail or bloat). The module exports only its
+// handlers (and types): workerd reads every named export as an entrypoint.
 // The SQL agent's sandbox is the SQL_DATABASE_URL binding (the reader role, never DATABASE_URL), a
 // Neon pool per queue batch like the store's; without it POST /v1/rollouts refuses sql-agent (400).
-import { openNeonStore, type NeonSettings } from '../../db/drivers/open-neon-store.ts';
 import { neonReadOnlySql } from '../../sandbox/neon-read-only-sql.ts';
 import { createApp, type EdgeApp } from '../app.ts';
-import { type EdgeConfig, EdgeConfigError, edgeConfigFromEnv } from '../edge-config.ts';
+import { type EdgeConfig, edgeConfigFromEnv } from '../edge-config.ts';
 import { environments } from '../environments/environments.ts';
 import { errorResponse } from '../http/error-response.ts';
 import { ApiError } from '../http/api-error.ts';
@@ -27,6 +27,7 @@ import { sweepEpisodes } from '../rollouts/sweep-episodes.ts';
 import { queueMaxDeliveries, retryDelaySeconds } from '../rollouts/queue-delivery.ts';
 import { queueDispatcher } from './queue-dispatcher.ts';
 import { perUseStoreProvider } from '../store-provider.ts';
+import { type WorkerStore, type WorkerStoreBindings, workerStore } from './worker-store.ts';
 import type {
   ExecutionContextLike,
   MessageBatchLike,
@@ -36,9 +37,8 @@ import type {
 } from './worker-types.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 
-export interface WorkerEnv {
-  /** Secret: the Neon (or any Postgres behind a WebSocket proxy) connection string. */
-  readonly DATABASE_URL?: string;
+/** The store's bindings (HYPERDRIVE, DATABASE_URL, NEON_DEV_WS_PROXY) are WorkerStoreBindings'. */
+export interface WorkerEnv extends WorkerStoreBindings {
   /** Secret: the SQL sandbox's reader URL (`edgerl sandbox setup`); unset, sql-agent is refused. */
   readonly SQL_DATABASE_URL?: string;
   readonly INFERENCE_BASE_URL?: string;
@@ -51,15 +51,13 @@ export interface WorkerEnv {
   readonly EPISODE_LEASE_SECONDS?: string;
   readonly EPISODE_MAX_RESUMES?: string;
   readonly EPISODE_MAX_AGE_SECONDS?: string;
-  /** Local development and tests only: `host:port` of a WebSocket-to-TCP tunnel in front of Postgres. */
-  readonly NEON_DEV_WS_PROXY?: string;
   readonly EPISODES: QueueLike<EpisodeMessage>;
 }
 
 interface Prepared {
   readonly config: EdgeConfig;
   readonly app: EdgeApp;
-  readonly openStore: () => ReturnType<typeof openNeonStore>;
+  readonly openStore: WorkerStore['open'];
 }
 
 // The env object is fixed for an isolate's life; build the app once per env.
@@ -69,11 +67,7 @@ function prepare(env: WorkerEnv): Prepared {
   const cached = prepared.get(env);
   if (cached) return cached;
   const config = edgeConfigFromEnv(env as unknown as Readonly<Record<string, string | undefined>>);
-  const databaseUrl = env.DATABASE_URL;
-  if (!databaseUrl)
-    throw new EdgeConfigError(['DATABASE_URL must be set (wrangler secret put DATABASE_URL)']);
-  const neon = neonSettings(env.NEON_DEV_WS_PROXY);
-  const openStore = () => openNeonStore({ url: databaseUrl, ...(neon ? { neon } : {}) });
+  const openStore = workerStore(env).open;
   const app = createApp({
     stores: perUseStoreProvider(openStore),
     environments,
@@ -87,17 +81,6 @@ function prepare(env: WorkerEnv): Prepared {
   const entry = { config, app, openStore };
   prepared.set(env, entry);
   return entry;
-}
-
-/** Neon's defaults suit its hosted proxy; a local tunnel needs plain ws:// and no pipelining. */
-function neonSettings(tunnel: string | undefined): NeonSettings | undefined {
-  if (!tunnel) return undefined;
-  return {
-    wsProxy: (host, port) => `${tunnel}/v2?address=${host}:${port}`,
-    useSecureWebSocket: false,
-    pipelineTLS: false,
-    pipelineConnect: false,
-  };
 }
 
 export default {

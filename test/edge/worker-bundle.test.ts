@@ -1,5 +1,6 @@
 // The Worker as wrangler bundles it for deployment (`wrangler deploy --dry-run`, offline): it builds,
-// stays within Workers' size limit, and pulls in none of the Node-only store code (PGlite, pg, fs).
+// stays within Workers' size limit, and pulls in none of the Node-only store code (PGlite, pg-native,
+// our fs users). node-postgres is in it for the HYPERDRIVE binding (db/drivers/open-hyperdrive-store.ts).
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,6 +14,7 @@ const run = promisify(execFile);
 let dir: string;
 let bundle: string;
 let sources: string[];
+let contents: (string | null)[];
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'edgerl-bundle-'));
@@ -30,29 +32,63 @@ beforeAll(async () => {
     },
   );
   bundle = await readFile(join(dir, 'worker.js'), 'utf8');
-  sources = (JSON.parse(await readFile(join(dir, 'worker.js.map'), 'utf8')) as { sources: string[] }).sources;
+  const map = JSON.parse(await readFile(join(dir, 'worker.js.map'), 'utf8')) as {
+    sources: string[];
+    sourcesContent?: (string | null)[];
+  };
+  sources = map.sources;
+  contents = map.sourcesContent ?? [];
 });
 afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 describe('the Worker bundle', () => {
-  it('leaves out PGlite, node-postgres and the Node-only store and edge files', () => {
+  it('leaves out PGlite, pg-native and the Node-only store and edge files; holds both Worker drivers', () => {
     const forbidden = sources.filter((source) =>
-      /@electric-sql\/pglite|node_modules\/pg\/|node_modules\/pg-|open-store\.ts|dir-lock\.ts|edge\/node\.ts|dev-tunnel\.ts/.test(
+      /@electric-sql\/pglite|node_modules\/pg-native\/|open-store\.ts|dir-lock\.ts|edge\/node\.ts|dev-tunnel\.ts/.test(
         source,
       ),
     );
     expect(forbidden).toEqual([]);
     expect(sources.some((source) => source.endsWith('edge/runtime/worker.ts'))).toBe(true);
     expect(sources.some((source) => source.includes('@neondatabase/serverless'))).toBe(true);
-    expect(bundle).not.toMatch(/from\s*["'](node:)?fs["']/);
+    expect(sources.some((source) => source.endsWith('db/drivers/open-hyperdrive-store.ts'))).toBe(true);
+    // pg's socket for workerd (cloudflare:sockets), which pg picks at run time (pg/lib/stream.js).
+    expect(sources.some((source) => source.includes('node_modules/pg-cloudflare/'))).toBe(true);
+  });
+
+  it('reads files only where pg does on paths a Hyperdrive connection string never takes', () => {
+    // pg-connection-string loads fs only for sslcert/sslkey/sslrootcert parameters, and pgpass
+    // (~/.pgpass) only when a server asks for a password the connection string lacks; Hyperdrive's
+    // strings carry a password and no file paths. Anything else reaching for fs is ours to remove.
+    const readsFiles =
+      /require\(\s*["'](node:)?fs["']\s*\)|from\s*["'](node:)?fs["']|import\(\s*["'](node:)?fs["']\s*\)/;
+    const users = sources
+      .filter(
+        (source, index) =>
+          !source.startsWith('node-built-in-modules:') && readsFiles.test(contents[index] ?? ''),
+      )
+      .map((source) => source.replace(/^.*node_modules\//, ''));
+    expect(contents.length).toBe(sources.length);
+    expect(users.sort()).toEqual(['pg-connection-string/index.js', 'pgpass/lib/index.js']);
   });
 
   it("fits the Workers free plan's 3 MB compressed script limit", () => {
     expect(gzipSync(bundle).length).toBeLessThan(3 * 1024 * 1024);
   });
 });
+
+/** The key lines of a TOML file's first [[table]], comments and blank lines dropped. */
+function tableLines(toml: string, table: string): string[] {
+  const start = toml.indexOf(`[[${table}]]`);
+  if (start < 0) return [];
+  const lines = toml.slice(start).split('\n').slice(1);
+  const end = lines.findIndex((line) => line.startsWith('['));
+  return (end < 0 ? lines : lines.slice(0, end))
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'));
+}
 
 describe('wrangler.toml', () => {
   it('matches what the code assumes: delivery limit and a date the pinned workerd accepts', async () => {
@@ -63,5 +99,17 @@ describe('wrangler.toml', () => {
     const date = /^compatibility_date\s*=\s*"([\d-]+)"/m.exec(toml)?.[1] ?? '';
     expect(date <= '2026-05-03').toBe(true);
     expect(toml).toMatch(/binding = "EPISODES"/);
+  });
+
+  it('is what the Hyperdrive workerd tests run, plus their [[hyperdrive]] block', async () => {
+    // test/workerd/hyperdrive/wrangler.toml repeats the queues (wrangler has no `extends`).
+    const main = await readFile('wrangler.toml', 'utf8');
+    const hyperdrive = await readFile('test/workerd/hyperdrive/wrangler.toml', 'utf8');
+    for (const table of ['queues.producers', 'queues.consumers']) {
+      expect(tableLines(hyperdrive, table)).toEqual(tableLines(main, table));
+      expect(tableLines(main, table).length).toBeGreaterThan(0);
+    }
+    expect(hyperdrive).toMatch(/^\[\[hyperdrive\]\]\nbinding = "HYPERDRIVE"$/m);
+    expect(/^compatibility_date.*$/m.exec(hyperdrive)?.[0]).toBe(/^compatibility_date.*$/m.exec(main)?.[0]);
   });
 });

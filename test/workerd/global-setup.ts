@@ -1,18 +1,22 @@
 // Node side of the workerd tests: a fresh, migrated database on the server EDGERL_TEST_DATABASE_URL
-// names, the WebSocket-to-TCP tunnel the Neon driver in workerd connects through, and the inference
-// double. Their addresses reach the Worker as bindings (vitest.config.ts). Without a server, only the
-// tests that need no database run (see worker.test.ts).
+// names, the WebSocket-to-TCP tunnel the Neon driver in workerd connects through, the inference
+// double, and (project `workers` only) a SQL sandbox with its reader role (setupSandbox). Their
+// addresses reach the Worker as bindings (vitest.config.ts). Without a server, only the tests that
+// need no database run (see worker.test.ts).
 import type { TestProject } from 'vitest/node';
 import { openStore } from '../../db/drivers/open-store.ts';
 import { type InferenceDouble, startInferenceDouble } from '../edge/support/inference-double.ts';
 import { createTestDatabase, type TestDatabase, testServerUrl } from '../support/open-test-store.ts';
 import { type DevTunnel, startDevTunnel } from '../../edge/runtime/dev-tunnel.ts';
+import { createTestSandbox, type TestSandbox } from '../support/test-sandbox.ts';
 
 export interface WorkerdContext {
   /** Empty when no test server is configured. */
   readonly databaseUrl: string;
   readonly tunnel: string;
   readonly inferenceBaseUrl: string;
+  /** The sandbox reader's URL (SQL_DATABASE_URL); empty without a server and in workers-hyperdrive. */
+  readonly sqlDatabaseUrl: string;
 }
 
 declare module 'vitest' {
@@ -25,18 +29,23 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const double: InferenceDouble = await startInferenceDouble();
   let database: TestDatabase | undefined;
   let tunnel: DevTunnel | undefined;
+  let sandbox: TestSandbox | undefined;
   if (testServerUrl) {
     database = await createTestDatabase(testServerUrl);
     const store = await openStore({ url: database.url, migrations: 'apply' });
     await store.close();
     tunnel = await startDevTunnel();
+    // The sandbox binding goes through Neon's driver, whose tunnel settings only the Neon store sets.
+    if (project.name === 'workers') sandbox = await createTestSandbox(testServerUrl);
   }
   project.provide('workerd', {
     databaseUrl: database?.url ?? '',
     tunnel: tunnel?.address ?? '',
     inferenceBaseUrl: double.baseUrl,
+    sqlDatabaseUrl: sandbox?.readerUrl ?? '',
   });
   return async () => {
+    await sandbox?.drop();
     await tunnel?.close();
     await database?.drop();
     await double.close();
