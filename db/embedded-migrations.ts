@@ -95,4 +95,11 @@ export const embeddedMigrations: readonly EmbeddedMigration[] = [
     hash: '09482050bd6dc814ade401d2390faec6e96feaac8f4aaa24580d68255d9e8dbd',
     sql: 'ALTER TABLE "trajectories" ADD COLUMN "runner" text;--> statement-breakpoint\nALTER TABLE "trajectories" ADD COLUMN "heartbeat_at" timestamp with time zone;--> statement-breakpoint\nALTER TABLE "trajectories" ADD COLUMN "lease_expires_at" timestamp with time zone;--> statement-breakpoint\nALTER TABLE "trajectories" ADD COLUMN "resumes" integer DEFAULT 0 NOT NULL;--> statement-breakpoint\nCREATE INDEX "trajectories_running_lease_idx" ON "trajectories" USING btree ("lease_expires_at") WHERE "trajectories"."status" = \'running\';',
   },
+  {
+    tag: '0012_group_ended_count',
+    folderMillis: 1796125356371,
+    breakpoints: true,
+    hash: '4bf1f9f143b3e887ea663b1dcd26d703f54988f889df25c5bb04b885428488fb',
+    sql: 'ALTER TABLE "rollout_groups" ADD COLUMN "ended_count" integer DEFAULT 0 NOT NULL;',
+  },
 ];

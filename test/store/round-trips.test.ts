@@ -61,6 +61,34 @@ describe('round trips', () => {
   });
 });
 
+describe('finishing', () => {
+  it('finishes a trajectory, and completes its group with the last one, in one round trip each', async () => {
+    const { group, trajectories } = await makeGroup(store, { size: 2 });
+    const [first, last] = trajectories as [{ id: string }, { id: string }];
+    const finish = (id: string) => store.finishTrajectory({ trajectoryId: id, status: 'finished' });
+    let result: Awaited<ReturnType<typeof finish>> | undefined;
+    expect(await roundTripsOf(counting, async () => (result = await finish(first.id)))).toBe(1);
+    expect(result?.groupCompleted).toBe(false);
+    expect(await roundTripsOf(counting, async () => (result = await finish(last.id)))).toBe(1);
+    expect(result).toMatchObject({ groupCompleted: true, trajectory: { id: last.id, status: 'finished' } });
+    expect(result?.trajectory.finishedAt).toBeInstanceOf(Date);
+    expect((await store.getGroup({ groupId: group.id })).group.status).toBe('complete');
+  });
+
+  it('completes a group exactly once when its last trajectories finish at the same time', async () => {
+    for (let round = 0; round < 10; round++) {
+      const { group, trajectories } = await makeGroup(store, { size: 3 });
+      const results = await Promise.all(
+        trajectories.map((trajectory) =>
+          store.finishTrajectory({ trajectoryId: trajectory.id, status: 'finished', verifierReward: 1 }),
+        ),
+      );
+      expect(results.filter((result) => result.groupCompleted)).toHaveLength(1);
+      expect((await store.getGroup({ groupId: group.id })).group.status).toBe('complete');
+    }
+  });
+});
+
 describe('two writers at one index', () => {
   it('lets exactly one of two different turns in, and the loser gets a conflict', async () => {
     for (let round = 0; round < 10; round++) {

@@ -1,0 +1,1 @@
+ALTER TABLE "rollout_groups" ADD COLUMN "ended_count" integer DEFAULT 0 NOT NULL;
