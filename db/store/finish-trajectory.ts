@@ -7,11 +7,12 @@
 // no-op; a different one is `trajectory-closed`; both are explained by a second query, only then.
 import { endStatuses, refineEndReason } from '../../protocol/finish.ts';
 import { storableMessage } from '../../protocol/stored-text.ts';
-import { eq, getTableColumns, type SQL, sql } from 'drizzle-orm';
+import { eq, type SQL, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { StoreError } from '../errors.ts';
 import { metadataSchema } from '../schema/json.ts';
 import { rowsOf } from '../rows-of.ts';
+import { rowOf } from './raw-row.ts';
 import { type Trajectory, trajectories } from '../schema/trajectories.ts';
 import type { StoreDb } from '../store-db.ts';
 import { id, leaseOwner } from './fields.ts';
@@ -71,7 +72,10 @@ export async function finishTrajectory(
     select finished.*, coalesce((select completed from counted), false) as group_completed from finished`;
   const [row] = rowsOf<Record<string, unknown>>(await db.execute(statement));
   if (row) {
-    return { trajectory: fromTrajectoryRow(trajectoryOf(row)), groupCompleted: row.group_completed === true };
+    return {
+      trajectory: fromTrajectoryRow(rowOf(trajectories, row)),
+      groupCompleted: row.group_completed === true,
+    };
   }
   const [stored] = await db.select().from(trajectories).where(eq(trajectories.id, finish.trajectoryId));
   if (!stored) throw new StoreError('not-found', `trajectory ${finish.trajectoryId} does not exist`);
@@ -87,14 +91,4 @@ export async function finishTrajectory(
     );
   }
   throw new StoreError('trajectory-closed', `trajectory ${finish.trajectoryId} is already ${stored.status}`);
-}
-
-/** A raw `trajectories` row (column names, driver values) as drizzle's typed row. */
-function trajectoryOf(raw: Record<string, unknown>): Trajectory {
-  const row: Record<string, unknown> = {};
-  for (const [key, column] of Object.entries(getTableColumns(trajectories))) {
-    const value = raw[column.name];
-    row[key] = value === null || value === undefined ? null : column.mapFromDriverValue(value);
-  }
-  return row as Trajectory;
 }

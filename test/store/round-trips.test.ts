@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isStoreError } from '../../db/errors.ts';
 import type { Store } from '../../db/store.ts';
 import { type CountingStore, openCountingStore, roundTripsOf } from '../support/counting-store.ts';
-import { assistantTurn, makeGroup, userTurn } from '../support/fixtures.ts';
+import { assistantTurn, makeGroup, uniqueName, userTurn } from '../support/fixtures.ts';
 
 let counting: CountingStore;
 let store: Store;
@@ -61,16 +61,67 @@ describe('round trips', () => {
   });
 });
 
+describe('starting a group', () => {
+  it("writes a group and all its slots in one round trip, in slot order, on the task's env", async () => {
+    const task = await store.upsertTask({ env: 'test-env', key: uniqueName('task'), input: { q: 1 } });
+    const tools = [{ type: 'function' as const, function: { name: 'add', parameters: { type: 'object' } } }];
+    let started: Awaited<ReturnType<Store['startGroup']>> | undefined;
+    const trips = await roundTripsOf(counting, async () => {
+      started = await store.startGroup({
+        taskId: task.id,
+        size: 3,
+        metadata: { note: 'x' },
+        slots: [0, 1, 2].map((slot) => ({ stickinessKey: 'k', metadata: { slot } })),
+        tools,
+        awaitRunnerSeconds: 60,
+      });
+    });
+    expect(trips).toBe(1);
+    if (!started) throw new Error('not started');
+    expect(started.group).toMatchObject({
+      taskId: task.id,
+      size: 3,
+      status: 'running',
+      metadata: { note: 'x' },
+    });
+    expect(started.group.createdAt).toBeInstanceOf(Date);
+    expect(started.trajectories.map((trajectory) => trajectory.metadata)).toEqual([
+      { slot: 0 },
+      { slot: 1 },
+      { slot: 2 },
+    ]);
+    const stored = await store.getGroup({ groupId: started.group.id });
+    expect(stored.trajectories).toHaveLength(3);
+    for (const trajectory of started.trajectories) {
+      expect(trajectory).toMatchObject({
+        env: 'test-env',
+        groupId: started.group.id,
+        tools,
+        status: 'running',
+      });
+      expect(trajectory.leaseExpiresAt).toBeInstanceOf(Date);
+    }
+  });
+
+  it('refuses a missing task or a slot count other than the size, writing nothing', async () => {
+    const missing = store.startGroup({ taskId: crypto.randomUUID(), size: 1, slots: [{}] });
+    await expect(missing).rejects.toMatchObject({ code: 'not-found' });
+    const task = await store.upsertTask({ env: 'test-env', key: uniqueName('task'), input: { q: 1 } });
+    const short = store.startGroup({ taskId: task.id, size: 2, slots: [{}] });
+    await expect(short).rejects.toMatchObject({ code: 'validation' });
+  });
+});
+
 describe('finishing', () => {
   it('finishes a trajectory, and completes its group with the last one, in one round trip each', async () => {
     const { group, trajectories } = await makeGroup(store, { size: 2 });
-    const [first, last] = trajectories as [{ id: string }, { id: string }];
+    const [first, last] = trajectories.map((trajectory) => trajectory.id) as [string, string];
     const finish = (id: string) => store.finishTrajectory({ trajectoryId: id, status: 'finished' });
     let result: Awaited<ReturnType<typeof finish>> | undefined;
-    expect(await roundTripsOf(counting, async () => (result = await finish(first.id)))).toBe(1);
+    expect(await roundTripsOf(counting, async () => (result = await finish(first)))).toBe(1);
     expect(result?.groupCompleted).toBe(false);
-    expect(await roundTripsOf(counting, async () => (result = await finish(last.id)))).toBe(1);
-    expect(result).toMatchObject({ groupCompleted: true, trajectory: { id: last.id, status: 'finished' } });
+    expect(await roundTripsOf(counting, async () => (result = await finish(last)))).toBe(1);
+    expect(result).toMatchObject({ groupCompleted: true, trajectory: { id: last, status: 'finished' } });
     expect(result?.trajectory.finishedAt).toBeInstanceOf(Date);
     expect((await store.getGroup({ groupId: group.id })).group.status).toBe('complete');
   });
