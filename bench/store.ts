@@ -1,7 +1,8 @@
 // `npm run bench:store`: sustained turn appends per second with 1, 8 and 32 concurrent writers (each
-// appending to its own trajectory, one transaction per turn, as the edge does), beside a baseline
-// measured in the same run on the same database: a plain multi-row INSERT of the same rows, with the
-// same number of writers. The ratio is appends/s ÷ baseline rows/s. It reports; it asserts nothing.
+// appending to its own trajectory, one appendTurn per turn, as the edge does), beside two baselines
+// measured in the same run on the same database with the same writers and rows: a plain single-row
+// INSERT per turn (the floor of any unbatched append: one statement, no check, no counter) and a
+// plain multi-row INSERT. Ratios are appends/s ÷ baseline rows/s. It reports; it asserts nothing.
 // Database: DATABASE_URL when set (migrated beforehand with `edgerl db migrate`; the rows the bench
 // writes are deleted afterwards), else an embedded PGlite store in a temporary directory.
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -71,6 +72,22 @@ async function measureBaseline(store: Store, counts: number[], ids: string[]): P
   return (performance.now() - started) / 1000;
 }
 
+/** Each writer inserts its rows one INSERT statement per row, autocommitted. */
+async function measureSingleRow(store: Store, counts: number[], ids: string[]): Promise<number> {
+  const started = performance.now();
+  await Promise.all(
+    counts.map(async (count, writer) => {
+      const trajectoryId = ids[writer] as string;
+      for (let index = 0; index < count; index += 1) {
+        await store.db
+          .insert(turns)
+          .values(toTurnRow({ schemaVersion: 1, ...syntheticTurn(trajectoryId, index) } as never));
+      }
+    }),
+  );
+  return (performance.now() - started) / 1000;
+}
+
 async function startTrajectories(store: Store, count: number): Promise<string[]> {
   const ids: string[] = [];
   for (let slot = 0; slot < count; slot += 1)
@@ -89,22 +106,29 @@ async function main(): Promise<void> {
   const created: string[] = [];
   try {
     console.log(`bench:store on ${store.driver} (${store.target}); ${appendSeconds} s of appends per row`);
-    console.log(
-      'baseline: the same rows as plain multi-row INSERTs (no transaction, lock or check), same writers\n',
-    );
-    console.log('writers  appends/s  baseline rows/s   ratio');
+    console.log('baselines: the same rows as plain INSERTs (no lock, check or counter), same writers:');
+    console.log('single = one row per INSERT, multi = multi-row INSERTs of up to 500 rows\n');
+    console.log('writers  appends/s  single rows/s  ratio  multi rows/s   ratio');
     for (const writers of writerCounts) {
       const appendIds = await startTrajectories(store, writers);
       const baselineIds = await startTrajectories(store, writers);
-      created.push(...appendIds, ...baselineIds);
+      const singleIds = await startTrajectories(store, writers);
+      created.push(...appendIds, ...baselineIds, ...singleIds);
       const counts = await measureAppends(store, writers, appendIds);
       const appended = counts.reduce((sum, count) => sum + count, 0);
       const appendsPerSecond = appended / appendSeconds;
       const baselineSeconds = await measureBaseline(store, counts, baselineIds);
       const baselinePerSecond = appended / baselineSeconds;
-      console.log(
-        `${String(writers).padStart(7)}  ${appendsPerSecond.toFixed(0).padStart(9)}  ${baselinePerSecond.toFixed(0).padStart(15)}  ${(appendsPerSecond / baselinePerSecond).toFixed(3).padStart(6)}`,
-      );
+      const singlePerSecond = appended / (await measureSingleRow(store, counts, singleIds));
+      const columns = [
+        String(writers).padStart(7),
+        appendsPerSecond.toFixed(0).padStart(9),
+        singlePerSecond.toFixed(0).padStart(13),
+        (appendsPerSecond / singlePerSecond).toFixed(2).padStart(5),
+        baselinePerSecond.toFixed(0).padStart(12),
+        (appendsPerSecond / baselinePerSecond).toFixed(3).padStart(7),
+      ];
+      console.log(columns.join('  '));
     }
     if (store.driver === 'pglite') {
       console.log('\nPGlite is one backend: writers take turns, so more writers add no throughput there.');

@@ -102,4 +102,11 @@ export const embeddedMigrations: readonly EmbeddedMigration[] = [
     hash: '11ed2134c8b9928ef91db29cb17f8806d3294e07bf543005a54300ad1c5d95ea',
     sql: 'ALTER TABLE "trajectories" ADD COLUMN "ingest_key" text;--> statement-breakpoint\nCREATE UNIQUE INDEX "trajectories_ingest_key_idx" ON "trajectories" USING btree ("ingest_key");',
   },
+  {
+    tag: '0013_group_ended_count',
+    folderMillis: 1796126588279,
+    breakpoints: true,
+    hash: '979815eb7be0f0c02c8f1477351b7ef51cbc6c53ca038673f450528550502b7f',
+    sql: 'ALTER TABLE "rollout_groups" ADD COLUMN "ended_count" integer DEFAULT 0 NOT NULL;--> statement-breakpoint\n-- Groups that already exist count the slots that have already ended, so the finish that ends their\n-- last slot completes them as it does for new groups.\nUPDATE "rollout_groups" SET "ended_count" = (\n  SELECT count(*) FROM "trajectories"\n  WHERE "trajectories"."group_id" = "rollout_groups"."id" AND "trajectories"."status" <> \'running\'\n);\n',
+  },
 ];

@@ -33,6 +33,7 @@ import { rollbackDefaultVersion } from './store/rollback-default-version.ts';
 import { selectTrajectories } from './store/select-trajectories.ts';
 import { setFinalRewards } from './store/set-final-rewards.ts';
 import { setTrajectoryTools } from './store/set-trajectory-tools.ts';
+import { startGroup } from './store/start-group.ts';
 import { startTrajectory } from './store/start-trajectory.ts';
 import { commitTrainingCycle, recordPublishFailure } from './store/training-cycle.ts';
 import { finishTrainingRun, recordTrainingStep, startTrainingRun } from './store/training-runs.ts';
@@ -54,6 +55,7 @@ export const storeFunctions = {
   listTasks,
   // Episodes
   createGroup,
+  startGroup,
   startTrajectory,
   setTrajectoryTools,
   appendTurn,

@@ -21,6 +21,12 @@ export const rolloutGroups = pgTable(
     policyVersionId: uuid('policy_version_id').references(() => policyVersions.id),
     experimentId: uuid('experiment_id').references(() => experiments.id),
     status: text('status', { enum: groupStatuses }).notNull().default('running'),
+    /**
+     * Trajectories of the group that ended, counted by finishTrajectory in the statement that ends
+     * one; the finish that brings it to `size` completes the group. Groups from before this column
+     * start at 0 and are completed by the sweep instead (sweep-trajectories.ts).
+     */
+    endedCount: integer('ended_count').notNull().default(0),
     /** Why the group is `unscored` or `failed` (the judge's last error, …). */
     statusReason: text('status_reason'),
     /** The trainer holding the group, until `lease_expires_at`; after that anyone may claim it. */

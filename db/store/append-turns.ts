@@ -1,14 +1,179 @@
-// Appending several turns of one exchange in order, in one transaction: all are stored or none is
-// (the recording proxy stores a request's new messages with the reply they got). Each turn follows
-// appendTurn's rules, so a repeated exchange is a no-op and a conflicting one stores nothing.
-import type { TurnInput } from '../../protocol/turn.ts';
+// Appending the turns of one step (an assistant turn and its tool results, or a proxied request's new
+// messages and its reply) in ONE autocommitted statement: one round trip. Idempotent on (trajectory,
+// index); a conflicting turn, a gap, a finished trajectory or a lost lease is refused with a typed
+// error, which a second query explains only when the statement appended nothing (append-refusal.ts).
+//
+// Concurrency (READ COMMITTED): the statement's UPDATE of the trajectory row both validates (running,
+// turn_count = the first index, the runner's lease) and locks it. A second writer of the same index
+// blocks on that row lock; when the first commits, Postgres re-evaluates the second's WHERE against
+// the row's new version (the EvalPlanQual recheck, "Transaction Isolation", Postgres manual 13.2.1),
+// finds turn_count moved on, and updates nothing, so the INSERT fed by its RETURNING inserts nothing.
+// The INSERT carries no ON CONFLICT on purpose: a row already at an index the counter says is free
+// (written around the store) must abort the whole statement, counter bump included; DO NOTHING would
+// commit the bump without the turn. The idempotent repeat never reaches the INSERT: its index is
+// below turn_count, so the UPDATE matches nothing and the refusal's explanation finds the stored twin.
+import { type Turn, type TurnInput, turnInputSchema } from '../../protocol/turn.ts';
+import { type SQL, sql } from 'drizzle-orm';
+import { StoreError } from '../errors.ts';
+import { findPostgresError } from '../database-errors.ts';
+import { rowsOf } from '../rows-of.ts';
 import type { StoreDb } from '../store-db.ts';
-import { type AppendTurnResult, appendTurn } from './append-turn.ts';
+import { type AppendTurnResult, explainRefusal } from './append-refusal.ts';
+import { parseInput } from './parse-input.ts';
+import { type TrajectoryLease, trajectoryLeaseSchema } from './trajectory-leases.ts';
+import { type NewTurnRow, toTurnRow } from './turn-row.ts';
 
-export async function appendTurns(db: StoreDb, inputs: readonly TurnInput[]): Promise<AppendTurnResult[]> {
-  return db.transaction(async (tx) => {
-    const results: AppendTurnResult[] = [];
-    for (const input of inputs) results.push(await appendTurn(tx, input));
-    return results;
-  });
+export type { AppendTurnResult } from './append-refusal.ts';
+
+/** Fields a model or a proxy client fills with free text: kept (escaped when needed), never refused. */
+const keptTurnText = ['content', 'toolCalls', 'toolCallId', 'servedBy', 'metadata'];
+
+/** Turns of one call, most a step holds; far above any real step, and it bounds the statement. */
+export const maxTurnsPerAppend = 10_000;
+
+/**
+ * Appends consecutive turns of one trajectory, all or none. A refused batch whose leading turns are
+ * already stored (a retried step) stores the rest after checking the stored ones match.
+ */
+export async function appendTurns(
+  db: StoreDb,
+  inputs: readonly TurnInput[],
+  leaseInput?: TrajectoryLease,
+): Promise<AppendTurnResult[]> {
+  if (inputs.length === 0) return [];
+  const turns = parseTurns(inputs);
+  const lease = leaseInput ? parseInput(trajectoryLeaseSchema, leaseInput, 'lease') : undefined;
+  return appendParsed(db, turns, lease);
+}
+
+/** A statement that raced a concurrent change may be retried this often before giving up. */
+const maxAttempts = 3;
+
+async function appendParsed(
+  db: StoreDb,
+  turns: readonly Turn[],
+  lease: TrajectoryLease | undefined,
+): Promise<AppendTurnResult[]> {
+  const first = turns[0] as Turn;
+  for (let attempt = 1; ; attempt++) {
+    if (await insertStep(db, turns, lease)) {
+      return turns.map((turn) => ({ trajectoryId: turn.trajectoryId, index: turn.index, created: true }));
+    }
+    const refusal = await explainRefusal(db, turns, lease);
+    if (refusal.kind === 'repeated') return refusal.results;
+    if (refusal.kind === 'rest') {
+      // The leading turns were stored by an earlier try of this step: store what is left.
+      const rest = await appendParsed(db, refusal.rest, lease);
+      return [...refusal.results, ...rest];
+    }
+    // `retry`: the state allowed the append when explained, so the row moved between the two queries.
+    if (attempt >= maxAttempts) {
+      throw new StoreError(
+        'conflict',
+        `turn ${first.index} of trajectory ${first.trajectoryId} could not be appended: the trajectory kept changing`,
+      );
+    }
+  }
+}
+
+function parseTurns(inputs: readonly TurnInput[]): Turn[] {
+  if (inputs.length > maxTurnsPerAppend) {
+    throw new StoreError('validation', `turns: at most ${maxTurnsPerAppend} turns per append`);
+  }
+  const turns = inputs.map((input) => parseInput(turnInputSchema, input, 'turn', { keepText: keptTurnText }));
+  const first = turns[0] as Turn;
+  for (const [offset, turn] of turns.entries()) {
+    if (turn.trajectoryId !== first.trajectoryId) {
+      throw new StoreError(
+        'validation',
+        `turns.${offset}: trajectoryId: one append takes turns of one trajectory`,
+      );
+    }
+    if (turn.index !== first.index + offset) {
+      throw new StoreError(
+        'validation',
+        `turns.${offset}: index: must be ${first.index + offset} (one append takes consecutive indexes)`,
+      );
+    }
+  }
+  return turns;
+}
+
+/** The one statement. True when it appended every turn; false when the trajectory's state refused it. */
+async function insertStep(
+  db: StoreDb,
+  turns: readonly Turn[],
+  lease: TrajectoryLease | undefined,
+): Promise<boolean> {
+  const first = turns[0] as Turn;
+  const rows = turns.map((turn) => recordOf(toTurnRow(turn)));
+  const sum = (value: (turn: Turn) => number) => turns.reduce((total, turn) => total + value(turn), 0);
+  const renewal: SQL = lease
+    ? sql`, heartbeat_at = now(), lease_expires_at = now() + ${lease.leaseSeconds}::double precision * interval '1 second'`
+    : sql``;
+  const heldBy: SQL = lease ? sql` and runner = ${lease.runner}` : sql``;
+  // One jsonb parameter carries every row (multi-row VALUES would take 14 parameters a turn, and
+  // Postgres allows 65,535); jsonb_to_recordset types each column, JSON arrays into int4[] / float8[].
+  // Numbers keep their bits: JSON.stringify writes the shortest decimal that reads back to the same
+  // float64, jsonb keeps that decimal as numeric, and float8in reads it back exactly.
+  const statement = sql`
+    with advanced as (
+      update trajectories set
+        turn_count = turn_count + ${turns.length}::int,
+        prompt_token_count = prompt_token_count + ${sum((turn) => turn.promptTokenCount ?? 0)}::bigint,
+        completion_token_count = completion_token_count + ${sum((turn) => turn.completionTokenIds?.length ?? 0)}::bigint,
+        latency_ms = latency_ms + ${sum((turn) => turn.latencyMs ?? 0)}::double precision${renewal}
+      where id = ${first.trajectoryId}::uuid and status = 'running' and turn_count = ${first.index}::int${heldBy}
+      returning id
+    ), inserted as (
+      insert into turns (trajectory_id, index, schema_version, role, content, tool_calls, tool_call_id,
+        tool_error, completion_token_ids, completion_logprobs, prompt_token_count, served_by, latency_ms,
+        metadata, text_encoding)
+      select advanced.id, r.index, r.schema_version, r.role, r.content, r.tool_calls, r.tool_call_id,
+        r.tool_error, r.completion_token_ids, r.completion_logprobs, r.prompt_token_count, r.served_by,
+        r.latency_ms, r.metadata, r.text_encoding
+      from advanced cross join jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(
+        index int, schema_version int, role text, content text, tool_calls jsonb, tool_call_id text,
+        tool_error text, completion_token_ids int[], completion_logprobs double precision[],
+        prompt_token_count int, served_by text, latency_ms double precision, metadata jsonb,
+        text_encoding text)
+      returning 1
+    )
+    select count(*)::int as appended from inserted`;
+  let appended: number;
+  try {
+    const [row] = rowsOf<{ appended: number }>(await db.execute(statement));
+    appended = Number(row?.appended ?? 0);
+  } catch (error) {
+    if (findPostgresError(error)?.code === '23505') {
+      // Only possible if rows were written around the store (turn_count behind the turns table).
+      throw new StoreError(
+        'conflict',
+        `turn ${first.index} of trajectory ${first.trajectoryId} already exists`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+  return appended === turns.length;
+}
+
+/** A row as jsonb_to_recordset reads it: keys named as the columns, absent values as JSON null. */
+function recordOf(row: NewTurnRow): Record<string, unknown> {
+  return {
+    index: row.index,
+    schema_version: row.schemaVersion,
+    role: row.role,
+    content: row.content ?? null,
+    tool_calls: row.toolCalls ?? null,
+    tool_call_id: row.toolCallId ?? null,
+    tool_error: row.toolError ?? null,
+    completion_token_ids: row.completionTokenIds ?? null,
+    completion_logprobs: row.completionLogprobs ?? null,
+    prompt_token_count: row.promptTokenCount ?? null,
+    served_by: row.servedBy ?? null,
+    latency_ms: row.latencyMs ?? null,
+    metadata: row.metadata ?? null,
+    text_encoding: row.textEncoding ?? 'plain',
+  };
 }

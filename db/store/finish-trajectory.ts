@@ -1,13 +1,18 @@
-// Finishing a trajectory with its outcome. When it is the last of its group to end, the group becomes
-// `complete` in the same transaction (the group row is locked, so two last finishers cannot both miss
-// it). A retried identical finish is a no-op; a different one is `trajectory-closed`.
+// Finishing a trajectory with its outcome, and completing its group when it is the last to end, in ONE
+// statement (one round trip). The group counts its ended trajectories (`ended_count`): the statement's
+// UPDATE of the group row adds one, and when two last finishers race, the second waits for the first's
+// row lock and then recomputes its SET from the row's new version (READ COMMITTED's recheck, Postgres
+// manual 13.2.1), so exactly one of them sees the count reach `size`. Counting rows instead would read
+// the statement's snapshot, where neither finisher sees the other. A retried identical finish is a
+// no-op; a different one is `trajectory-closed`; both are explained by a second query, only then.
 import { endStatuses, refineEndReason } from '../../protocol/finish.ts';
 import { storableMessage } from '../../protocol/stored-text.ts';
-import { and, count, eq, ne, sql } from 'drizzle-orm';
+import { eq, type SQL, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { StoreError } from '../errors.ts';
 import { metadataSchema } from '../schema/json.ts';
-import { rolloutGroups } from '../schema/rollout-groups.ts';
+import { rowsOf } from '../rows-of.ts';
+import { rowOf } from './raw-row.ts';
 import { type Trajectory, trajectories } from '../schema/trajectories.ts';
 import type { StoreDb } from '../store-db.ts';
 import { id, leaseOwner } from './fields.ts';
@@ -45,66 +50,45 @@ export async function finishTrajectory(
     parsed.errorReason === undefined
       ? parsed
       : { ...parsed, errorReason: storableMessage(parsed.errorReason) };
-  return db.transaction(async (tx) => {
-    const [trajectory] = await tx
-      .update(trajectories)
-      .set({
-        status: finish.status,
-        verifierReward: finish.verifierReward ?? null,
-        errorReason: finish.errorReason ?? null,
-        finishedAt: sql`now()`,
-        // An ended episode holds no lease; `runner` stays, to say who ran it last.
-        leaseExpiresAt: null,
-        metadata: sql`${trajectories.metadata} || ${JSON.stringify(finish.metadata ?? {})}::jsonb`,
-      })
-      .where(
-        and(
-          eq(trajectories.id, finish.trajectoryId),
-          eq(trajectories.status, 'running'),
-          finish.runner !== undefined ? eq(trajectories.runner, finish.runner) : undefined,
-        ),
-      )
-      .returning();
-    if (!trajectory) {
-      const [stored] = await tx.select().from(trajectories).where(eq(trajectories.id, finish.trajectoryId));
-      if (!stored) throw new StoreError('not-found', `trajectory ${finish.trajectoryId} does not exist`);
-      const repeated =
-        stored.status === finish.status &&
-        stored.verifierReward === (finish.verifierReward ?? null) &&
-        stored.errorReason === (finish.errorReason ?? null);
-      if (repeated) return { trajectory: fromTrajectoryRow(stored), groupCompleted: false };
-      if (stored.status === 'running') {
-        throw new StoreError(
-          'lease-lost',
-          `${finish.runner} no longer runs trajectory ${finish.trajectoryId}: ${stored.runner ?? 'nobody'} holds it`,
-        );
-      }
-      throw new StoreError(
-        'trajectory-closed',
-        `trajectory ${finish.trajectoryId} is already ${stored.status}`,
-      );
-    }
-    return { trajectory: fromTrajectoryRow(trajectory), groupCompleted: await completeGroup(tx, trajectory) };
-  });
-}
-
-/** Whether finishing `trajectory` completed its group (then marked `complete`, in the caller's transaction). */
-async function completeGroup(tx: StoreDb, trajectory: Trajectory): Promise<boolean> {
-  if (!trajectory.groupId) return false;
-  const [group] = await tx
-    .select({ size: rolloutGroups.size, status: rolloutGroups.status })
-    .from(rolloutGroups)
-    .where(eq(rolloutGroups.id, trajectory.groupId))
-    .for('update');
-  if (group?.status !== 'running') return false;
-  const [ended] = await tx
-    .select({ total: count() })
-    .from(trajectories)
-    .where(and(eq(trajectories.groupId, trajectory.groupId), ne(trajectories.status, 'running')));
-  if ((ended?.total ?? 0) < group.size) return false;
-  await tx
-    .update(rolloutGroups)
-    .set({ status: 'complete', completedAt: sql`now()` })
-    .where(eq(rolloutGroups.id, trajectory.groupId));
-  return true;
+  const heldBy: SQL = finish.runner !== undefined ? sql` and runner = ${finish.runner}` : sql``;
+  const statement = sql`
+    with finished as (
+      update trajectories set
+        status = ${finish.status}, verifier_reward = ${finish.verifierReward ?? null}::double precision,
+        error_reason = ${finish.errorReason ?? null}::text, finished_at = now(),
+        -- An ended episode holds no lease; runner stays, to say who ran it last.
+        lease_expires_at = null,
+        metadata = metadata || ${JSON.stringify(finish.metadata ?? {})}::jsonb
+      where id = ${finish.trajectoryId}::uuid and status = 'running'${heldBy}
+      returning *
+    ), counted as (
+      update rollout_groups g set
+        ended_count = g.ended_count + 1,
+        status = case when g.status = 'running' and g.ended_count + 1 >= g.size then 'complete' else g.status end,
+        completed_at = case when g.status = 'running' and g.ended_count + 1 >= g.size then now() else g.completed_at end
+      from finished where g.id = finished.group_id
+      returning g.status = 'complete' and g.completed_at = now() and g.ended_count = g.size as completed
+    )
+    select finished.*, coalesce((select completed from counted), false) as group_completed from finished`;
+  const [row] = rowsOf<Record<string, unknown>>(await db.execute(statement));
+  if (row) {
+    return {
+      trajectory: fromTrajectoryRow(rowOf(trajectories, row)),
+      groupCompleted: row.group_completed === true,
+    };
+  }
+  const [stored] = await db.select().from(trajectories).where(eq(trajectories.id, finish.trajectoryId));
+  if (!stored) throw new StoreError('not-found', `trajectory ${finish.trajectoryId} does not exist`);
+  const repeated =
+    stored.status === finish.status &&
+    stored.verifierReward === (finish.verifierReward ?? null) &&
+    stored.errorReason === (finish.errorReason ?? null);
+  if (repeated) return { trajectory: fromTrajectoryRow(stored), groupCompleted: false };
+  if (stored.status === 'running') {
+    throw new StoreError(
+      'lease-lost',
+      `${finish.runner} no longer runs trajectory ${finish.trajectoryId}: ${stored.runner ?? 'nobody'} holds it`,
+    );
+  }
+  throw new StoreError('trajectory-closed', `trajectory ${finish.trajectoryId} is already ${stored.status}`);
 }

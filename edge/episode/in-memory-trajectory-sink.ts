@@ -25,10 +25,26 @@ export class InMemoryTrajectorySink implements TrajectorySink {
   }
 
   async appendTurn(input: TurnInput): Promise<void> {
-    const attempt = (this.#appendAttempts.get(input.index) ?? 0) + 1;
-    this.#appendAttempts.set(input.index, attempt);
-    const fault = this.#faults.appendTurn?.(input, attempt);
-    if (fault) throw fault;
+    await this.appendTurns([input]);
+  }
+
+  /** All or none, like the store: every turn is checked (and its fault asked) before any is kept. */
+  async appendTurns(inputs: readonly TurnInput[]): Promise<void> {
+    for (const input of inputs) {
+      const attempt = (this.#appendAttempts.get(input.index) ?? 0) + 1;
+      this.#appendAttempts.set(input.index, attempt);
+    }
+    for (const input of inputs) {
+      const fault = this.#faults.appendTurn?.(input, this.#appendAttempts.get(input.index) ?? 1);
+      if (fault) throw fault;
+    }
+    const kept = new Map(this.#turns);
+    for (const input of inputs) this.#check(input, kept);
+    for (const [index, turn] of kept) this.#turns.set(index, turn);
+  }
+
+  /** Adds `input` to `turns` (a repeat is a no-op), or throws why not. */
+  #check(input: TurnInput, turns: Map<number, Turn>): void {
     if (this.#end)
       throw new Error(`trajectory ${this.trajectoryId} is finished; turn ${input.index} refused`);
     if (input.trajectoryId !== this.trajectoryId) {
@@ -36,17 +52,17 @@ export class InMemoryTrajectorySink implements TrajectorySink {
     }
     const parsed = turnInputSchema.safeParse(input);
     if (!parsed.success) throw new Error(`invalid turn ${input.index}: ${formatIssues(parsed.error)}`);
-    const existing = this.#turns.get(input.index);
+    const existing = turns.get(input.index);
     if (existing) {
       if (JSON.stringify(existing) !== JSON.stringify(parsed.data)) {
         throw new Error(`turn ${input.index} already written with different content`);
       }
       return;
     }
-    if (input.index !== this.#turns.size) {
-      throw new Error(`turn ${input.index} out of order: expected index ${this.#turns.size}`);
+    if (input.index !== turns.size) {
+      throw new Error(`turn ${input.index} out of order: expected index ${turns.size}`);
     }
-    this.#turns.set(input.index, parsed.data);
+    turns.set(input.index, parsed.data);
   }
 
   async finish(end: TrajectoryEnd): Promise<void> {

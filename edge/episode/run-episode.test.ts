@@ -246,11 +246,13 @@ describe('runEpisode on multi-hop', () => {
     const policy = new ScriptedPolicyClient([toolCallReply([{ name: 'lookup', arguments: { key: 'ab' } }])]);
     const h = harness(failing);
     const result = await runEpisode({ environment: multiHop, task, policy, ...h.options });
+    // Turn 3 is the tool result of the step that begins at the assistant turn 2: the step is one
+    // append, so neither is kept.
     expect(result).toMatchObject({
       status: 'error',
-      errorReason: 'store: turn 3 not written: connection reset',
+      errorReason: 'store: turns 2-3 not written: connection reset',
     });
-    expect(failing.turns).toHaveLength(3);
+    expect(failing.turns).toHaveLength(2);
     expect(failing.end?.status).toBe('error');
 
     const flaky = new InMemoryTrajectorySink(undefined, {

@@ -128,10 +128,11 @@ async function play<TTask extends EnvironmentTask>(episode: Episode<TTask>): Pro
     if (resumed.kind !== 'continue') return resumed;
   } else {
     // Fresh, or resumed inside the opening: rewriting a stored opening turn is an idempotent no-op.
-    for (const message of opening) {
-      const written = await record(episode, message, {});
-      if (written) return written;
-    }
+    const written = await record(
+      episode,
+      opening.map((message) => ({ message, extra: {} })),
+    );
+    if (written) return written;
   }
   for (;;) {
     const outcome = await takeTurn(episode);
@@ -172,9 +173,9 @@ async function takeTurn<TTask extends EnvironmentTask>(episode: Episode<TTask>):
     attempts: asked.attempts,
     recordedBy: 'episode',
   });
-  const failed = await record(episode, message, turn);
-  if (failed) return failed;
-  const toolFailed = await runToolCalls(episode, message.tool_calls ?? []);
+  // The step (this turn and its tool results) is written at once, when its tools are done: one
+  // round trip. An edge that dies mid-step loses only the unwritten step, which a resume asks again.
+  const toolFailed = await runToolCalls(episode, message.tool_calls ?? [], [{ message, extra: turn }]);
   if (toolFailed) return toolFailed;
   return firstStop(episode.stopRules, {
     assistantTurns: episode.assistantTurns,
@@ -217,12 +218,18 @@ async function resumeAfter<TTask extends EnvironmentTask>(
   });
 }
 
-/** Runs the calls in order, writing each tool turn as soon as its tool is done. */
+/**
+ * Runs the calls in order and writes their tool turns after `leading` (the assistant turn that made
+ * them, when it is not stored yet) in one append. A cancelled step still writes what it has.
+ */
 async function runToolCalls<TTask extends EnvironmentTask>(
   episode: Episode<TTask>,
   calls: readonly ToolCall[],
+  leading: readonly StepEntry[] = [],
 ): Promise<EndOutcome | undefined> {
   const { options, deps } = episode;
+  const step: StepEntry[] = [...leading];
+  const base = episode.messages.length;
   for (const call of calls) {
     const started = deps.now();
     const execution = await executeToolCall(call, {
@@ -232,8 +239,9 @@ async function runToolCalls<TTask extends EnvironmentTask>(
       defaultTimeoutMs: options.environment.toolTimeoutMs,
       signal: options.signal,
     });
-    if (options.signal?.aborted) return { kind: 'error', reason: 'cancelled' };
-    const index = episode.messages.length;
+    if (options.signal?.aborted)
+      return (await record(episode, step)) ?? { kind: 'error', reason: 'cancelled' };
+    const index = base + step.length;
     if (execution.error) {
       emit(episode, {
         type: 'tool-error',
@@ -245,47 +253,56 @@ async function runToolCalls<TTask extends EnvironmentTask>(
       });
     }
     const metadata: ToolTurnMetadata = { toolName: call.function.name };
-    const failed = await record(
-      episode,
-      { role: 'tool', content: execution.content, tool_call_id: call.id },
-      {
+    step.push({
+      message: { role: 'tool', content: execution.content, tool_call_id: call.id },
+      extra: {
         toolCallId: call.id,
         ...(execution.error ? { toolError: execution.error.code } : {}),
         latencyMs: Math.max(0, deps.now() - started),
         metadata,
       },
-    );
-    if (failed) return failed;
+    });
   }
-  return undefined;
+  return record(episode, step);
+}
+
+/** A message of a step and the turn fields it is written with. */
+interface StepEntry {
+  readonly message: ChatMessage;
+  readonly extra: Partial<TurnInput>;
 }
 
 /**
- * Appends a message and writes its turn (retried: appends are idempotent by index). Returns an
- * error outcome when the store cannot take it.
+ * Writes a step's turns in one append (retried: appends are idempotent by index), then takes its
+ * messages as the episode's. Returns an error outcome when the store cannot take them.
  */
 async function record<TTask extends EnvironmentTask>(
   episode: Episode<TTask>,
-  message: ChatMessage,
-  extra: Partial<TurnInput>,
+  step: readonly StepEntry[],
 ): Promise<EndOutcome | undefined> {
+  if (step.length === 0) return undefined;
   const { sink } = episode.options;
-  const turn: TurnInput = {
+  const first = episode.messages.length;
+  const turns: TurnInput[] = step.map(({ message, extra }, offset) => ({
     trajectoryId: sink.trajectoryId,
-    index: episode.messages.length,
+    index: first + offset,
     role: message.role,
     content: message.content,
     ...extra,
-  };
-  const written = await withRetries(() => sink.appendTurn(turn), {
+  }));
+  const written = await withRetries(() => sink.appendTurns(turns), {
     policy: episode.settings.retry,
     deps: episode.deps,
     isRetryable: () => true,
   });
-  if (!written.ok)
-    return { kind: 'error', reason: `store: turn ${turn.index} not written: ${errorMessage(written.error)}` };
-  episode.messages.push(message);
-  emit(episode, { type: 'turn-end', trajectoryId: sink.trajectoryId, turn });
+  if (!written.ok) {
+    const which = turns.length === 1 ? `turn ${first}` : `turns ${first}-${first + turns.length - 1}`;
+    return { kind: 'error', reason: `store: ${which} not written: ${errorMessage(written.error)}` };
+  }
+  for (const [offset, { message }] of step.entries()) {
+    episode.messages.push(message);
+    emit(episode, { type: 'turn-end', trajectoryId: sink.trajectoryId, turn: turns[offset] as TurnInput });
+  }
   return undefined;
 }
 

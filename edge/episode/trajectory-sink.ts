@@ -1,6 +1,6 @@
-// Where the episode loop writes: one trajectory, turn by turn. The store implements it in phase 2;
-// tests use InMemoryTrajectorySink. Appends are idempotent by (trajectoryId, index), so the loop
-// may retry one safely.
+// Where the episode loop writes: one trajectory, a step at a time (the opening messages; an assistant
+// turn with its tool results), each step in one append. The store implements it; tests use
+// InMemoryTrajectorySink. Appends are idempotent by (trajectoryId, index), so the loop may retry one.
 import type { EndStatus } from '../../protocol/finish.ts';
 import type { TurnInput } from '../../protocol/turn.ts';
 
@@ -16,6 +16,7 @@ export interface TrajectoryEnd {
 
 export interface TrajectorySink {
   readonly trajectoryId: string;
-  appendTurn(turn: TurnInput): Promise<void>;
+  /** Consecutive turns, stored all or none (a retry of stored ones is a no-op). */
+  appendTurns(turns: readonly TurnInput[]): Promise<void>;
   finish(end: TrajectoryEnd): Promise<void>;
 }

@@ -1,7 +1,7 @@
 // The recording proxy: forwards one chat completions request to the inference endpoint and records
 // the exchange as turns of the trajectory the client names. Only what the upstream accepted is
 // stored: the request's new messages and the reply (with its token ids and logprobs when the
-// endpoint returns them) are appended together, in one transaction, after a 2xx reply parses.
+// endpoint returns them) are appended together, in one statement, after a 2xx reply parses.
 // Streamed calls pass the events through as they come and record the exchange when the stream ends
 // (before the final `[DONE]`, so a client that saw it knows the turn is stored). An upstream error
 // (a status, no answer, a body that is no completion) passes through and stores nothing, so the
@@ -231,8 +231,14 @@ async function storeExchange(
   reply: TurnInput,
 ): Promise<void> {
   const { tools } = exchange;
+  const turns = [...exchange.promptTurns, reply];
+  // The common call (tools unchanged) is one statement; a changed tool list joins it in a transaction.
+  if (!tools) {
+    await store.appendTurns(turns);
+    return;
+  }
   await store.transaction(async (tx) => {
-    await tx.appendTurns([...exchange.promptTurns, reply]);
-    if (tools) await tx.setTrajectoryTools({ trajectoryId, tools });
+    await tx.appendTurns(turns);
+    await tx.setTrajectoryTools({ trajectoryId, tools });
   });
 }

@@ -124,11 +124,8 @@ function environmentOf(
   return environment;
 }
 
-async function writeRolloutGroup(
-  context: GroupContext,
-  environment: Environment,
-  request: RolloutRequest,
-): Promise<CreatedGroup> {
+/** The task and the route of a group about to be written, and the metadata it is written with. */
+async function routeRolloutGroup(context: GroupContext, environment: Environment, request: RolloutRequest) {
   const { store } = context;
   const { taskRow, task } = await chooseTask(context, environment, request);
   const stickinessKey = request.stickinessKey ?? crypto.randomUUID();
@@ -143,11 +140,37 @@ async function writeRolloutGroup(
   );
   const settings = request.settings ?? {};
   const routed = groupRouteFields(route);
-  const group = await store.createGroup({
+  const metadata = {
+    ...request.metadata,
+    env: environment.name,
+    ...routed.metadata,
+    stickinessKey,
+    settings,
+  };
+  return { taskRow, task, route, stickinessKey, settings, metadata };
+}
+
+/** groupRouteFields without the metadata, which the caller writes merged with its own. */
+function groupFields(route: Route) {
+  const { metadata: _metadata, ...fields } = groupRouteFields(route);
+  return fields;
+}
+
+async function writeRolloutGroup(
+  context: GroupContext,
+  environment: Environment,
+  request: RolloutRequest,
+): Promise<CreatedGroup> {
+  const { taskRow, task, route, stickinessKey, settings, metadata } = await routeRolloutGroup(
+    context,
+    environment,
+    request,
+  );
+  const group = await context.store.createGroup({
     taskId: taskRow.id,
     size: request.groupSize,
-    ...routed,
-    metadata: { ...request.metadata, env: environment.name, ...routed.metadata, stickinessKey, settings },
+    ...groupFields(route),
+    metadata,
   });
   return { group, environment, taskRow, task, route, stickinessKey, settings };
 }
@@ -171,29 +194,41 @@ export async function startRollout(
   // The group and every slot's trajectory commit together, before anything is queued: a failed
   // request writes nothing, and every queued message names a committed trajectory.
   const { group, taskRow, route, trajectoryIds } = await store.transaction(async (tx) => {
-    const created = await writeRolloutGroup({ ...context, store: tx }, environment, request);
-    const routed = trajectoryRouteFields(created.route);
-    // Stored with each trajectory, so training renders what the policy was offered even after the
-    // environment's code changes.
-    const tools = created.environment.tools.map((tool) => tool.spec);
-    const ids: string[] = [];
-    for (let slot = 0; slot < request.groupSize; slot++) {
-      const seed = slotSeed(created.settings.seed, slot);
-      const rollout: RolloutMetadata = {
-        slot,
-        settings: { ...created.settings, ...(seed !== undefined ? { seed } : {}) },
-      };
-      const trajectory = await tx.startTrajectory({
-        groupId: created.group.id,
-        ...routed,
-        stickinessKey: created.stickinessKey,
-        metadata: { ...routed.metadata, ...rollout },
-        tools,
-        awaitRunnerSeconds: context.awaitRunnerSeconds,
-      });
-      ids.push(trajectory.id);
-    }
-    return { ...created, trajectoryIds: ids };
+    const { taskRow, route, stickinessKey, settings, metadata } = await routeRolloutGroup(
+      { ...context, store: tx },
+      environment,
+      request,
+    );
+    const routed = trajectoryRouteFields(route);
+    // The group and its slots in one statement (startGroup): one round trip whatever the size.
+    const started = await tx.startGroup({
+      taskId: taskRow.id,
+      size: request.groupSize,
+      ...groupFields(route),
+      metadata,
+      slots: Array.from({ length: request.groupSize }, (_, slot) => {
+        const seed = slotSeed(settings.seed, slot);
+        const rollout: RolloutMetadata = {
+          slot,
+          settings: { ...settings, ...(seed !== undefined ? { seed } : {}) },
+        };
+        return {
+          ...(routed.experimentArmId ? { experimentArmId: routed.experimentArmId } : {}),
+          stickinessKey,
+          metadata: { ...routed.metadata, ...rollout },
+        };
+      }),
+      // Stored with each trajectory, so training renders what the policy was offered even after the
+      // environment's code changes.
+      tools: environment.tools.map((tool) => tool.spec),
+      awaitRunnerSeconds: context.awaitRunnerSeconds,
+    });
+    return {
+      group: started.group,
+      taskRow,
+      route,
+      trajectoryIds: started.trajectories.map((trajectory) => trajectory.id),
+    };
   });
   try {
     await context.dispatcher.dispatch(trajectoryIds.map((id) => episodeMessage(group.id, id)));

@@ -4,7 +4,7 @@
 // message raced the original). A superseded run must not close the trajectory the other run owns,
 // so its finish is skipped. An episode that ends because the store could not take a turn is not
 // closed either: it stays `running` for the queue's next delivery to resume from its stored turns.
-// Every write carries the runner's lease: an append renews it, and a runner whose episode was taken
+// Every write carries the runner's lease: an append (a whole step, one statement) renews it, and a runner whose episode was taken
 // over (`lease-lost`) is superseded too.
 import { isStoreError } from '../../db/errors.ts';
 import type { Store, TrajectoryLease } from '../../db/store.ts';
@@ -49,9 +49,9 @@ export class StoreTrajectorySink implements TrajectorySink {
     this.#onStored = options.onStored ?? (() => {});
   }
 
-  async appendTurn(turn: TurnInput): Promise<void> {
+  async appendTurns(turns: readonly TurnInput[]): Promise<void> {
     try {
-      await this.#store.appendTurn(turn, this.#lease);
+      await this.#store.appendTurns(turns, this.#lease);
       this.storeFailure = undefined;
       this.#onStored();
     } catch (error) {

@@ -87,10 +87,10 @@ describe('consumeEpisode', () => {
       let refusals = 4;
       const flaky = {
         ...store,
-        appendTurn: (turn: TurnInput, lease?: TrajectoryLease) =>
-          turn.index === 2 && refusals-- > 0
+        appendTurns: (turns: readonly TurnInput[], lease?: TrajectoryLease) =>
+          turns.some((turn) => turn.index === 2) && refusals-- > 0
             ? Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432'))
-            : store.appendTurn(turn, lease),
+            : store.appendTurns(turns, lease),
       } as unknown as Store;
       const context = {
         store: flaky,

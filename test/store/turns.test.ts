@@ -162,9 +162,15 @@ describe('appendTurn', () => {
 describe('appendTurns', () => {
   it('stores an exchange in order, all or nothing, and a repeated exchange once', async () => {
     const id = await startOne();
-    // The last turn leaves a gap (index 3 after 0, 1): the whole call fails and stores nothing.
+    // The last turn leaves a gap (index 3 after 0, 1): one call takes consecutive turns, so the
+    // call is refused as invalid, naming the turn, and stores nothing.
     const gap = await rejection(store.appendTurns([userTurn(id, 0), assistantTurn(id, 1), userTurn(id, 3)]));
-    expect(gap.code).toBe('conflict');
+    expect(gap.code).toBe('validation');
+    expect(gap.message).toContain('turns.2: index');
+    // A call starting past the next index is a gap in the trajectory: a conflict.
+    const late = await rejection(store.appendTurns([userTurn(id, 1), assistantTurn(id, 2)]));
+    expect(late.code).toBe('conflict');
+    expect(late.message).toContain('would leave a gap');
     expect(await turnRowCount(id)).toBe(0);
     expect((await store.getTrajectory(id)).trajectory.turnCount).toBe(0);
 
@@ -177,14 +183,24 @@ describe('appendTurns', () => {
     const repeated = await store.appendTurns([userTurn(id, 0), assistantTurn(id, 1)]);
     expect(repeated.map((result) => result.created)).toEqual([false, false]);
     expect(await turnRowCount(id)).toBe(2);
-    // A later turn that conflicts with a stored one: refused, and the new turn before it is not kept.
+    // A retried step whose stored turn differs: refused, and the new turn after it is not kept.
     const changed = await rejection(
-      store.appendTurns([userTurn(id, 2, 'next'), userTurn(id, 0, 'rewritten')]),
+      store.appendTurns([userTurn(id, 1, 'rewritten'), userTurn(id, 2, 'next')]),
     );
     expect(changed.code).toBe('conflict');
     expect(await turnRowCount(id)).toBe(2);
     expect((await store.getTrajectory(id)).trajectory).toMatchObject({
       turnCount: 2,
+      completionTokenCount: 2,
+    });
+    // A retried step whose first turns are stored as given: those are no-ops, the rest is appended.
+    const overlapping = await store.appendTurns([assistantTurn(id, 1), userTurn(id, 2, 'next')]);
+    expect(overlapping.map((result) => [result.index, result.created])).toEqual([
+      [1, false],
+      [2, true],
+    ]);
+    expect((await store.getTrajectory(id)).trajectory).toMatchObject({
+      turnCount: 3,
       completionTokenCount: 2,
     });
   });

@@ -1,0 +1,167 @@
+// Round trips per store write, pinned on the driver (test/support/counting-store.ts counts every
+// statement sent, BEGIN and COMMIT included): a recorded step, a started group, a finished trajectory.
+// Also the race of two writers at one index on the same trajectory (real concurrency on the server,
+// where the pool runs them on separate connections; serialised in the embedded store).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isStoreError } from '../../db/errors.ts';
+import type { Store } from '../../db/store.ts';
+import { type CountingStore, openCountingStore, roundTripsOf } from '../support/counting-store.ts';
+import { assistantTurn, makeGroup, uniqueName, userTurn } from '../support/fixtures.ts';
+
+let counting: CountingStore;
+let store: Store;
+
+beforeAll(async () => {
+  counting = await openCountingStore();
+  store = counting.store;
+});
+afterAll(async () => {
+  await counting?.close();
+});
+
+async function startOne(): Promise<string> {
+  const { trajectories } = await makeGroup(store, { size: 1 });
+  return (trajectories[0] as { id: string }).id;
+}
+
+const lease = { runner: 'edge-1', leaseSeconds: 60 };
+
+function toolTurn(trajectoryId: string, index: number, callId: string) {
+  return { trajectoryId, index, role: 'tool' as const, content: 'ok', toolCallId: callId };
+}
+
+describe('round trips', () => {
+  it('appends a turn, and a whole step (assistant turn and its tool results), in one round trip', async () => {
+    const id = await startOne();
+    await store.claimTrajectory({ trajectoryId: id, ...lease });
+    expect(await roundTripsOf(counting, () => store.appendTurn(userTurn(id, 0), lease))).toBe(1);
+    const toolCalls = [
+      { id: 'a', type: 'function' as const, function: { name: 'add', arguments: '{}' } },
+      { id: 'b', type: 'function' as const, function: { name: 'add', arguments: '{}' } },
+    ];
+    const step = [assistantTurn(id, 1, { toolCalls }), toolTurn(id, 2, 'a'), toolTurn(id, 3, 'b')];
+    expect(await roundTripsOf(counting, () => store.appendTurns(step, lease))).toBe(1);
+    const { trajectory, turns } = await store.getTrajectory(id);
+    expect(turns.map((turn) => turn.role)).toEqual(['user', 'assistant', 'tool', 'tool']);
+    // 4 turns; one assistant turn: 21 prompt tokens, 2 completion tokens, 35.5 ms.
+    expect(trajectory).toMatchObject({ turnCount: 4, promptTokenCount: 21, completionTokenCount: 2 });
+  });
+
+  it('explains a refusal with reads only after the statement appended nothing', async () => {
+    const id = await startOne();
+    await store.appendTurns([userTurn(id, 0), assistantTurn(id, 1)]);
+    // A retried step: the statement, then the trajectory row and the stored turns it repeats.
+    expect(
+      await roundTripsOf(counting, () => store.appendTurns([userTurn(id, 0), assistantTurn(id, 1)])),
+    ).toBe(3);
+    // A gap: the statement and the trajectory row.
+    const gap = roundTripsOf(counting, () => store.appendTurn(userTurn(id, 5)));
+    await expect(gap).rejects.toThrow('would leave a gap');
+    expect(counting.roundTrips()).toBe(2);
+  });
+});
+
+describe('starting a group', () => {
+  it("writes a group and all its slots in one round trip, in slot order, on the task's env", async () => {
+    const task = await store.upsertTask({ env: 'test-env', key: uniqueName('task'), input: { q: 1 } });
+    const tools = [{ type: 'function' as const, function: { name: 'add', parameters: { type: 'object' } } }];
+    let started: Awaited<ReturnType<Store['startGroup']>> | undefined;
+    const trips = await roundTripsOf(counting, async () => {
+      started = await store.startGroup({
+        taskId: task.id,
+        size: 3,
+        metadata: { note: 'x' },
+        slots: [0, 1, 2].map((slot) => ({ stickinessKey: 'k', metadata: { slot } })),
+        tools,
+        awaitRunnerSeconds: 60,
+      });
+    });
+    expect(trips).toBe(1);
+    if (!started) throw new Error('not started');
+    expect(started.group).toMatchObject({
+      taskId: task.id,
+      size: 3,
+      status: 'running',
+      metadata: { note: 'x' },
+    });
+    expect(started.group.createdAt).toBeInstanceOf(Date);
+    expect(started.trajectories.map((trajectory) => trajectory.metadata)).toEqual([
+      { slot: 0 },
+      { slot: 1 },
+      { slot: 2 },
+    ]);
+    const stored = await store.getGroup({ groupId: started.group.id });
+    expect(stored.trajectories).toHaveLength(3);
+    for (const trajectory of started.trajectories) {
+      expect(trajectory).toMatchObject({
+        env: 'test-env',
+        groupId: started.group.id,
+        tools,
+        status: 'running',
+      });
+      expect(trajectory.leaseExpiresAt).toBeInstanceOf(Date);
+    }
+  });
+
+  it('refuses a missing task or a slot count other than the size, writing nothing', async () => {
+    const missing = store.startGroup({ taskId: crypto.randomUUID(), size: 1, slots: [{}] });
+    await expect(missing).rejects.toMatchObject({ code: 'not-found' });
+    const task = await store.upsertTask({ env: 'test-env', key: uniqueName('task'), input: { q: 1 } });
+    const short = store.startGroup({ taskId: task.id, size: 2, slots: [{}] });
+    await expect(short).rejects.toMatchObject({ code: 'validation' });
+  });
+});
+
+describe('finishing', () => {
+  it('finishes a trajectory, and completes its group with the last one, in one round trip each', async () => {
+    const { group, trajectories } = await makeGroup(store, { size: 2 });
+    const [first, last] = trajectories.map((trajectory) => trajectory.id) as [string, string];
+    const finish = (id: string) => store.finishTrajectory({ trajectoryId: id, status: 'finished' });
+    let result: Awaited<ReturnType<typeof finish>> | undefined;
+    expect(await roundTripsOf(counting, async () => (result = await finish(first)))).toBe(1);
+    expect(result?.groupCompleted).toBe(false);
+    expect(await roundTripsOf(counting, async () => (result = await finish(last)))).toBe(1);
+    expect(result).toMatchObject({ groupCompleted: true, trajectory: { id: last, status: 'finished' } });
+    expect(result?.trajectory.finishedAt).toBeInstanceOf(Date);
+    expect((await store.getGroup({ groupId: group.id })).group.status).toBe('complete');
+  });
+
+  it('completes a group exactly once when its last trajectories finish at the same time', async () => {
+    for (let round = 0; round < 10; round++) {
+      const { group, trajectories } = await makeGroup(store, { size: 3 });
+      const results = await Promise.all(
+        trajectories.map((trajectory) =>
+          store.finishTrajectory({ trajectoryId: trajectory.id, status: 'finished', verifierReward: 1 }),
+        ),
+      );
+      expect(results.filter((result) => result.groupCompleted)).toHaveLength(1);
+      expect((await store.getGroup({ groupId: group.id })).group.status).toBe('complete');
+    }
+  });
+});
+
+describe('two writers at one index', () => {
+  it('lets exactly one of two different turns in, and the loser gets a conflict', async () => {
+    for (let round = 0; round < 10; round++) {
+      const id = await startOne();
+      await store.appendTurn(userTurn(id, 0));
+      const outcomes = await Promise.allSettled([
+        store.appendTurn(assistantTurn(id, 1, { content: 'left' })),
+        store.appendTurn(assistantTurn(id, 1, { content: 'right' })),
+        store.appendTurns([assistantTurn(id, 1, { content: 'left' }), toolTurn(id, 2, 'x')]),
+      ]);
+      const conflicts = outcomes.filter(
+        (outcome) => outcome.status === 'rejected' && isStoreError(outcome.reason, 'conflict'),
+      );
+      const { trajectory, turns } = await store.getTrajectory(id);
+      const stored = turns[1]?.content;
+      // 'left' won: its twin inside the step is a repeat and the step's tool turn is appended, so
+      // only 'right' conflicts. 'right' won: both others conflict (content differs at index 1).
+      expect(conflicts).toHaveLength(stored === 'left' ? 1 : 2);
+      expect(outcomes.filter((outcome) => outcome.status === 'rejected')).toEqual(conflicts);
+      expect(trajectory.turnCount).toBe(turns.length);
+      // Counted once whichever won: one assistant turn, 2 completion tokens.
+      expect(trajectory.completionTokenCount).toBe(2);
+    }
+  });
+});

@@ -1,0 +1,101 @@
+// A migrated test store whose driver counts round trips: every statement the store sends to the
+// database (BEGIN and COMMIT included) is one. PGlite has no network, so there a "round trip" is one
+// call into the embedded backend, counted the same way: a PGlite transaction is BEGIN + its queries +
+// COMMIT. Embedded by default; a fresh database on the server when EDGERL_TEST_DATABASE_URL is set.
+import { PGlite } from '@electric-sql/pglite';
+import { drizzle as drizzleNodePostgres } from 'drizzle-orm/node-postgres';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import pg from 'pg';
+import { pgliteSqlClient } from '../../db/drivers/pglite-sql-client.ts';
+import { type PoolLike, poolSqlClient } from '../../db/drivers/pool-sql-client.ts';
+import { prepareSchema } from '../../db/migrate.ts';
+import * as schema from '../../db/schema/index.ts';
+import { Store } from '../../db/store.ts';
+import type { StoreDb } from '../../db/store-db.ts';
+import { createTestDatabase, testServerUrl } from './open-test-store.ts';
+
+export interface CountingStore {
+  readonly store: Store;
+  /** Statements sent since the store opened (or since the last `reset`). */
+  roundTrips(): number;
+  reset(): void;
+  close(): Promise<void>;
+}
+
+/** Counts the round trips of `work` alone. */
+export async function roundTripsOf(counting: CountingStore, work: () => Promise<unknown>): Promise<number> {
+  counting.reset();
+  await work();
+  return counting.roundTrips();
+}
+
+type Query = (...args: never[]) => Promise<unknown>;
+
+/** Replaces `target.query` with one that counts each call. */
+function countQueries(target: { query: Query }, count: () => void): void {
+  const query = target.query.bind(target) as (...args: unknown[]) => Promise<unknown>;
+  target.query = ((...args: unknown[]) => {
+    count();
+    return query(...args);
+  }) as Query;
+}
+
+export async function openCountingStore(): Promise<CountingStore> {
+  let trips = 0;
+  const count = () => {
+    trips += 1;
+  };
+  let store: Store;
+  let drop = async () => {};
+  if (testServerUrl) {
+    const database = await createTestDatabase(testServerUrl);
+    drop = () => database.drop();
+    const pool = new pg.Pool({ connectionString: database.url, max: 10 });
+    pool.on('error', () => {});
+    // Every client the pool opens counts its statements; pool.query goes through one of them.
+    pool.on('connect', (client) => {
+      client.on('error', () => {});
+      countQueries(client as unknown as { query: Query }, count);
+    });
+    store = new Store({
+      db: drizzleNodePostgres({ client: pool, schema }) as unknown as StoreDb,
+      sql: poolSqlClient(pool as unknown as PoolLike, pg.types.getTypeParser, true),
+      driver: 'node-postgres',
+      target: 'counting test store',
+      close: () => pool.end(),
+    });
+  } else {
+    const pglite = await PGlite.create();
+    countQueries(pglite as unknown as { query: Query }, count);
+    const transaction = pglite.transaction.bind(pglite);
+    pglite.transaction = ((work: (tx: { query: Query }) => Promise<unknown>) => {
+      count(); // BEGIN
+      return transaction(async (tx) => {
+        countQueries(tx as unknown as { query: Query }, count);
+        const result = await work(tx as unknown as { query: Query });
+        count(); // COMMIT (or ROLLBACK)
+        return result;
+      });
+    }) as typeof pglite.transaction;
+    store = new Store({
+      db: drizzlePglite({ client: pglite, schema }) as unknown as StoreDb,
+      sql: pgliteSqlClient(pglite),
+      driver: 'pglite',
+      target: 'counting test store',
+      close: () => pglite.close(),
+    });
+  }
+  await prepareSchema(store.db, 'apply', store.target);
+  trips = 0;
+  return {
+    store,
+    roundTrips: () => trips,
+    reset: () => {
+      trips = 0;
+    },
+    async close() {
+      await store.close();
+      await drop();
+    },
+  };
+}
