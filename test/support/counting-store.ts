@@ -2,16 +2,18 @@
 // database (BEGIN and COMMIT included) is one. PGlite has no network, so there a "round trip" is one
 // call into the embedded backend, counted the same way: a PGlite transaction is BEGIN + its queries +
 // COMMIT. Embedded by default; a fresh database on the server when EDGERL_TEST_DATABASE_URL is set.
+// `openCountingStoreAt` opens one on a given database instead (bench/edge.ts counts the edge's trips).
 import { PGlite } from '@electric-sql/pglite';
 import { drizzle as drizzleNodePostgres } from 'drizzle-orm/node-postgres';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
 import { pgliteSqlClient } from '../../db/drivers/pglite-sql-client.ts';
 import { type PoolLike, poolSqlClient } from '../../db/drivers/pool-sql-client.ts';
-import { prepareSchema } from '../../db/migrate.ts';
+import { type MigrationMode, prepareSchema } from '../../db/migrate.ts';
 import * as schema from '../../db/schema/index.ts';
 import { Store } from '../../db/store.ts';
 import type { StoreDb } from '../../db/store-db.ts';
+import { redactUrl } from '../../db/drivers/store-location.ts';
 import { createTestDatabase, testServerUrl } from './open-test-store.ts';
 
 export interface CountingStore {
@@ -40,17 +42,38 @@ function countQueries(target: { query: Query }, count: () => void): void {
   }) as Query;
 }
 
+/** A counting store on a fresh database: on the test server when one is set, else in-memory PGlite. */
 export async function openCountingStore(): Promise<CountingStore> {
+  if (!testServerUrl) return openCountingStoreAt({});
+  const database = await createTestDatabase(testServerUrl);
+  const counting = await openCountingStoreAt({ url: database.url });
+  return {
+    ...counting,
+    async close() {
+      await counting.close();
+      await database.drop();
+    },
+  };
+}
+
+export interface CountingStoreOptions {
+  /** A `postgres://…` server database; absent: a fresh in-memory PGlite. */
+  readonly url?: string;
+  /** The server pool's most connections (default 10, node-postgres's own). */
+  readonly maxConnections?: number;
+  /** Default `apply`. */
+  readonly migrations?: MigrationMode;
+}
+
+/** A counting store on `url` (left in place on close), or on a fresh in-memory PGlite. */
+export async function openCountingStoreAt(options: CountingStoreOptions): Promise<CountingStore> {
   let trips = 0;
   const count = () => {
     trips += 1;
   };
   let store: Store;
-  let drop = async () => {};
-  if (testServerUrl) {
-    const database = await createTestDatabase(testServerUrl);
-    drop = () => database.drop();
-    const pool = new pg.Pool({ connectionString: database.url, max: 10 });
+  if (options.url) {
+    const pool = new pg.Pool({ connectionString: options.url, max: options.maxConnections ?? 10 });
     pool.on('error', () => {});
     // Every client the pool opens counts its statements; pool.query goes through one of them.
     pool.on('connect', (client) => {
@@ -61,7 +84,7 @@ export async function openCountingStore(): Promise<CountingStore> {
       db: drizzleNodePostgres({ client: pool, schema }) as unknown as StoreDb,
       sql: poolSqlClient(pool as unknown as PoolLike, pg.types.getTypeParser, true),
       driver: 'node-postgres',
-      target: 'counting test store',
+      target: `counting store on ${redactUrl(options.url)}`,
       close: () => pool.end(),
     });
   } else {
@@ -81,11 +104,16 @@ export async function openCountingStore(): Promise<CountingStore> {
       db: drizzlePglite({ client: pglite, schema }) as unknown as StoreDb,
       sql: pgliteSqlClient(pglite),
       driver: 'pglite',
-      target: 'counting test store',
+      target: 'memory:// (counting)',
       close: () => pglite.close(),
     });
   }
-  await prepareSchema(store.db, 'apply', store.target);
+  try {
+    await prepareSchema(store.db, options.migrations ?? 'apply', store.target);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
   trips = 0;
   return {
     store,
@@ -93,9 +121,6 @@ export async function openCountingStore(): Promise<CountingStore> {
     reset: () => {
       trips = 0;
     },
-    async close() {
-      await store.close();
-      await drop();
-    },
+    close: () => store.close(),
   };
 }
