@@ -27,7 +27,9 @@ async function startOne(): Promise<string> {
 
 const expectedDigests = (turns: readonly TurnInput[]) =>
   historyDigests(
-    turns.map((turn) => historyEntry({ role: turn.role, content: turn.content, toolCallId: turn.toolCallId })),
+    turns.map((turn) =>
+      historyEntry({ role: turn.role, content: turn.content, toolCallId: turn.toolCallId }),
+    ),
   );
 
 describe('the history digest', () => {
@@ -79,7 +81,9 @@ describe('the history digest', () => {
     const id = await startOne();
     await store.appendTurns([userTurn(id, 0), assistantTurn(id, 1)]);
     // As a turn stored before the column was added.
-    await store.sql.query('update turns set history_digest = null where trajectory_id = $1 and index = 1', [id]);
+    await store.sql.query('update turns set history_digest = null where trajectory_id = $1 and index = 1', [
+      id,
+    ]);
     expect((await store.getTrajectoryHead(id)).historyDigest).toBeNull();
     await store.appendTurns([userTurn(id, 2), assistantTurn(id, 3)]);
     const { turns } = await store.getTrajectory(id);

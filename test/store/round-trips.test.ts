@@ -73,9 +73,12 @@ describe('a proxied call', () => {
   async function storedConversation(length: number): Promise<{ id: string; messages: TurnInput[] }> {
     const id = await startOne();
     const turns = Array.from({ length }, (_, index) =>
-      index % 2 === 0 ? userTurn(id, index, `question ${index}`) : assistantTurn(id, index, { content: `answer ${index}` }),
+      index % 2 === 0
+        ? userTurn(id, index, `question ${index}`)
+        : assistantTurn(id, index, { content: `answer ${index}` }),
     );
-    for (let start = 0; start < turns.length; start += 100) await store.appendTurns(turns.slice(start, start + 100));
+    for (let start = 0; start < turns.length; start += 100)
+      await store.appendTurns(turns.slice(start, start + 100));
     // As after the first proxied call: the (empty) tool list is stored, so this call does not change it.
     await store.setTrajectoryTools({ trajectoryId: id, tools: [] });
     return { id, messages: turns };
@@ -89,7 +92,10 @@ describe('a proxied call', () => {
         request: {
           model: 'whatever',
           messages: [
-            ...history.map((turn) => ({ role: turn.role, content: turn.content ?? '' })),
+            ...history.map((turn) => ({
+              role: turn.role as 'user' | 'assistant',
+              content: turn.content ?? '',
+            })),
             { role: 'user', content: last },
           ],
         },
