@@ -107,8 +107,9 @@ async function insertStep(
   lease: TrajectoryLease | undefined,
 ): Promise<boolean> {
   const first = turns[0] as Turn;
+  const rows = turns.map((turn) => recordOf(toTurnRow(turn)));
   // The history entry is of the turn as given, not of its escaped row: the digest covers the text.
-  const rows = turns.map((turn) => ({ ...recordOf(toTurnRow(turn)), history_entry: historyEntry(turn) }));
+  const entries = turns.map((turn) => historyEntry(turn));
   const sum = (value: (turn: Turn) => number) => turns.reduce((total, turn) => total + value(turn), 0);
   const renewal: SQL = lease
     ? sql`, heartbeat_at = now(), lease_expires_at = now() + ${lease.leaseSeconds}::double precision * interval '1 second'`
@@ -119,10 +120,12 @@ async function insertStep(
   // Numbers keep their bits: JSON.stringify writes the shortest decimal that reads back to the same
   // float64, jsonb keeps that decimal as numeric, and float8in reads it back exactly.
   // Each turn's history digest (protocol/history-digest.ts) chains from the one before it, so the
-  // statement computes the chain itself (a recursive CTE over the step's turns, in index order) from
-  // the stored digest of the turn before the first: the caller need not know it, and an episode's
-  // appends and a proxied call's give one chain. A null digest before (a turn stored before the
-  // column) leaves the new ones null too: readers then compare the turns themselves.
+  // statement computes the chain itself (a recursive CTE, one step per turn) from the stored digest of
+  // the turn before the first: the caller need not know it, and an episode's appends and a proxied
+  // call's give one chain. A null digest before (a turn stored before the column) leaves the new ones
+  // null too: readers then compare the turns themselves. Each step takes its entry by position from
+  // one jsonb array (constant time), not by joining the step's rows, which would cost the square of
+  // the step's length.
   const previous: SQL =
     first.index === 0
       ? sql`${emptyHistoryDigest}::text`
@@ -136,18 +139,15 @@ async function insertStep(
         latency_ms = latency_ms + ${sum((turn) => turn.latencyMs ?? 0)}::double precision${renewal}
       where id = ${first.trajectoryId}::uuid and status = 'running' and turn_count = ${first.index}::int${heldBy}
       returning id
-    ), step as (
-      select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(
-        index int, schema_version int, role text, content text, tool_calls jsonb, tool_call_id text,
-        tool_error text, completion_token_ids int[], completion_logprobs double precision[],
-        prompt_token_count int, served_by text, latency_ms double precision, metadata jsonb,
-        text_encoding text, history_entry text)
-    ), chain (index, digest) as (
-      select ${first.index - 1}::int, ${previous}
+    ), entries as materialized (
+      select ${JSON.stringify(entries)}::jsonb as list
+    ), chain (position, digest) as (
+      select 0, ${previous}
       union all
-      select step.index,
-        encode(sha256(decode(chain.digest, 'hex') || convert_to(step.history_entry, 'UTF8')), 'hex')
-      from chain join step on step.index = chain.index + 1
+      select chain.position + 1,
+        encode(sha256(decode(chain.digest, 'hex') || convert_to(entries.list ->> chain.position, 'UTF8')), 'hex')
+      from chain cross join entries
+      where chain.position < ${turns.length}::int
     ), inserted as (
       insert into turns (trajectory_id, index, schema_version, role, content, tool_calls, tool_call_id,
         tool_error, completion_token_ids, completion_logprobs, prompt_token_count, served_by, latency_ms,
@@ -155,7 +155,12 @@ async function insertStep(
       select advanced.id, r.index, r.schema_version, r.role, r.content, r.tool_calls, r.tool_call_id,
         r.tool_error, r.completion_token_ids, r.completion_logprobs, r.prompt_token_count, r.served_by,
         r.latency_ms, r.metadata, r.text_encoding, chain.digest
-      from advanced cross join step as r join chain on chain.index = r.index
+      from advanced cross join jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(
+        index int, schema_version int, role text, content text, tool_calls jsonb, tool_call_id text,
+        tool_error text, completion_token_ids int[], completion_logprobs double precision[],
+        prompt_token_count int, served_by text, latency_ms double precision, metadata jsonb,
+        text_encoding text)
+      join chain on chain.position = r.index - ${first.index - 1}::int
       returning 1
     )
     select count(*)::int as appended from inserted`;

@@ -5,7 +5,8 @@
 // Streamed calls pass the events through as they come and record the exchange when the stream ends
 // (before the final `[DONE]`, so a client that saw it knows the turn is stored). An upstream error
 // (a status, no answer, a body that is no completion) passes through and stores nothing, so the
-// client may retry with the same or a different prompt.
+// client may retry with the same or a different prompt. The request's history is checked against the
+// stored digest of the last turn (check-history.ts), so a call does not read the turns stored before.
 import { isStoreError } from '../../db/errors.ts';
 import type { Store } from '../../db/store.ts';
 import type { ChatMessage, ToolSpec } from '../../protocol/chat.ts';
