@@ -8,8 +8,9 @@
 // (sha256() and convert_to(), Postgres manual 9.5 "Binary String Functions"), so the entry text must
 // be storable: JSON.stringify writes NUL and lone surrogates as \u escapes, so it always is, and the
 // digest covers the original text, never the store's escaped form (stored-text.ts).
-// Worker-safe: Web Crypto's SHA-256 (crypto.subtle.digest), present in Node 20 and in Workers.
+// Synchronous and Worker-safe: sha256.ts (why not Web Crypto: see there).
 import { canonicalJson } from './canonical-json.ts';
+import { sha256 } from './sha256.ts';
 
 /** What of one turn or message the history comparison (and so the digest) covers. */
 export interface HistoryEntryView {
@@ -30,10 +31,7 @@ export function historyEntry(view: HistoryEntryView): string {
 }
 
 /** digest(i) for each entry i, chained from `previous` (the digest of the turns before the first). */
-export async function historyDigests(
-  entries: readonly string[],
-  previous: string = emptyHistoryDigest,
-): Promise<string[]> {
+export function historyDigests(entries: readonly string[], previous: string = emptyHistoryDigest): string[] {
   const encoder = new TextEncoder();
   const digests: string[] = [];
   let last = previous;
@@ -43,7 +41,7 @@ export async function historyDigests(
     const input = new Uint8Array(prefix.length + text.length);
     input.set(prefix, 0);
     input.set(text, prefix.length);
-    last = toHex(new Uint8Array(await crypto.subtle.digest('SHA-256', input)));
+    last = toHex(sha256(input));
     digests.push(last);
   }
   return digests;

@@ -20,9 +20,9 @@ export function messageEntry(message: ChatMessage): string {
 }
 
 /** The digest of the request's first `count` messages. */
-export async function requestDigest(messages: readonly ChatMessage[], count: number): Promise<string> {
+export function requestDigest(messages: readonly ChatMessage[], count: number): string {
   if (count === 0) return emptyHistoryDigest;
-  const digests = await historyDigests(messages.slice(0, count).map(messageEntry));
+  const digests = historyDigests(messages.slice(0, count).map(messageEntry));
   return digests[count - 1] as string;
 }
 
@@ -34,7 +34,7 @@ export async function checkHistory(
   const stored = head.trajectory.turnCount;
   const short = tooFewMessages(stored, messages.length);
   if (short) return short;
-  if (head.historyDigest !== null && (await requestDigest(messages, stored)) === head.historyDigest) {
+  if (head.historyDigest !== null && requestDigest(messages, stored) === head.historyDigest) {
     return { ok: true, firstIndex: stored, messages: messages.slice(stored) };
   }
   const { turns } = await store.getTrajectory(head.trajectory.id);

@@ -39,7 +39,7 @@ async function chat(trajectoryId: string, messages: readonly Message[]) {
 async function digests(trajectoryId: string, messages: readonly Message[]) {
   const head = await h.store.getTrajectoryHead(trajectoryId);
   const parsed = messages.map((message) => toChatMessage(message as never));
-  return { request: await requestDigest(parsed, head.trajectory.turnCount), stored: head.historyDigest };
+  return { request: requestDigest(parsed, head.trajectory.turnCount), stored: head.historyDigest };
 }
 
 describe('the history check by digest', () => {
