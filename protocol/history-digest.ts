@@ -34,22 +34,23 @@ export function historyEntry(view: HistoryEntryView): string {
 export function historyDigests(entries: readonly string[], previous: string = emptyHistoryDigest): string[] {
   const encoder = new TextEncoder();
   const digests: string[] = [];
-  let last = previous;
+  let last = fromHex(previous);
   for (const entry of entries) {
-    const prefix = fromHex(last);
     const text = encoder.encode(entry);
-    const input = new Uint8Array(prefix.length + text.length);
-    input.set(prefix, 0);
-    input.set(text, prefix.length);
-    last = toHex(sha256(input));
-    digests.push(last);
+    const input = new Uint8Array(last.length + text.length);
+    input.set(last, 0);
+    input.set(text, last.length);
+    last = sha256(input);
+    digests.push(toHex(last));
   }
   return digests;
 }
 
+const hexDigits = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
+
 function toHex(bytes: Uint8Array): string {
   let out = '';
-  for (const byte of bytes) out += byte.toString(16).padStart(2, '0');
+  for (const byte of bytes) out += hexDigits[byte];
   return out;
 }
 

@@ -6,7 +6,7 @@
 // and against the standard's examples by sha256.test.ts.
 
 /** The first 32 bits of the fractional parts of the cube roots of the first 64 primes (4.2.2). */
-const roundConstants = new Uint32Array([
+const roundConstants = new Int32Array([
   0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98,
   0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786,
   0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8,
@@ -24,65 +24,93 @@ const initialHash = [
 
 const rotr = (x: number, n: number) => (x >>> n) | (x << (32 - n));
 
+/** The message schedule, reused (sha256 is synchronous, so no two calls share it); Int32Array, as the
+ * constants: int32 values stay small integers in V8 where uint32 ones above 2^31 would not. */
+const schedule = new Int32Array(64);
+
 export function sha256(message: Uint8Array): Uint8Array {
   // Padding (5.1.1): a 1 bit, zeros, then the bit length as 64 bits, to a multiple of 512 bits.
   const blocks = Math.ceil((message.length + 9) / 64);
   const padded = new Uint8Array(blocks * 64);
   padded.set(message);
   padded[message.length] = 0x80;
-  const view = new DataView(padded.buffer);
   const bits = message.length * 8;
-  view.setUint32(padded.length - 8, Math.floor(bits / 2 ** 32));
-  view.setUint32(padded.length - 4, bits >>> 0);
-  const hash = Uint32Array.from(initialHash);
-  const schedule = new Uint32Array(64);
-  for (let block = 0; block < blocks; block++) {
-    // The message schedule (6.2.2 step 1).
-    for (let t = 0; t < 16; t++) schedule[t] = view.getUint32(block * 64 + t * 4);
+  const high = Math.floor(bits / 2 ** 32);
+  const end = padded.length;
+  padded[end - 8] = high >>> 24;
+  padded[end - 7] = (high >>> 16) & 0xff;
+  padded[end - 6] = (high >>> 8) & 0xff;
+  padded[end - 5] = high & 0xff;
+  padded[end - 4] = bits >>> 24;
+  padded[end - 3] = (bits >>> 16) & 0xff;
+  padded[end - 2] = (bits >>> 8) & 0xff;
+  padded[end - 1] = bits & 0xff;
+  let h0 = initialHash[0] as number;
+  let h1 = initialHash[1] as number;
+  let h2 = initialHash[2] as number;
+  let h3 = initialHash[3] as number;
+  let h4 = initialHash[4] as number;
+  let h5 = initialHash[5] as number;
+  let h6 = initialHash[6] as number;
+  let h7 = initialHash[7] as number;
+  const w = schedule;
+  const k = roundConstants;
+  for (let offset = 0; offset < end; offset += 64) {
+    // The message schedule (6.2.2 step 1): big-endian words, then the expansion.
+    for (let t = 0; t < 16; t++) {
+      const at = offset + t * 4;
+      w[t] =
+        ((padded[at] as number) << 24) |
+        ((padded[at + 1] as number) << 16) |
+        ((padded[at + 2] as number) << 8) |
+        (padded[at + 3] as number);
+    }
     for (let t = 16; t < 64; t++) {
-      const w15 = schedule[t - 15] as number;
-      const w2 = schedule[t - 2] as number;
+      const w15 = w[t - 15] as number;
+      const w2 = w[t - 2] as number;
       const sigma0 = rotr(w15, 7) ^ rotr(w15, 18) ^ (w15 >>> 3);
       const sigma1 = rotr(w2, 17) ^ rotr(w2, 19) ^ (w2 >>> 10);
-      schedule[t] = ((schedule[t - 16] as number) + sigma0 + (schedule[t - 7] as number) + sigma1) >>> 0;
+      w[t] = ((w[t - 16] as number) + sigma0 + (w[t - 7] as number) + sigma1) | 0;
     }
-    let [a, b, c, d, e, f, g, h] = hash as unknown as number[] as [
-      number,
-      number,
-      number,
-      number,
-      number,
-      number,
-      number,
-      number,
-    ];
+    let a = h0;
+    let b = h1;
+    let c = h2;
+    let d = h3;
+    let e = h4;
+    let f = h5;
+    let g = h6;
+    let h = h7;
     for (let t = 0; t < 64; t++) {
       const sum1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25);
       const choose = (e & f) ^ (~e & g);
-      const t1 = (h + sum1 + choose + (roundConstants[t] as number) + (schedule[t] as number)) >>> 0;
+      const t1 = (h + sum1 + choose + (k[t] as number) + (w[t] as number)) | 0;
       const sum0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22);
       const majority = (a & b) ^ (a & c) ^ (b & c);
-      const t2 = (sum0 + majority) >>> 0;
+      const t2 = (sum0 + majority) | 0;
       h = g;
       g = f;
       f = e;
-      e = (d + t1) >>> 0;
+      e = (d + t1) | 0;
       d = c;
       c = b;
       b = a;
-      a = (t1 + t2) >>> 0;
+      a = (t1 + t2) | 0;
     }
-    hash[0] = (hash[0] as number) + a;
-    hash[1] = (hash[1] as number) + b;
-    hash[2] = (hash[2] as number) + c;
-    hash[3] = (hash[3] as number) + d;
-    hash[4] = (hash[4] as number) + e;
-    hash[5] = (hash[5] as number) + f;
-    hash[6] = (hash[6] as number) + g;
-    hash[7] = (hash[7] as number) + h;
+    h0 = (h0 + a) | 0;
+    h1 = (h1 + b) | 0;
+    h2 = (h2 + c) | 0;
+    h3 = (h3 + d) | 0;
+    h4 = (h4 + e) | 0;
+    h5 = (h5 + f) | 0;
+    h6 = (h6 + g) | 0;
+    h7 = (h7 + h) | 0;
   }
   const out = new Uint8Array(32);
-  const outView = new DataView(out.buffer);
-  for (let index = 0; index < 8; index++) outView.setUint32(index * 4, hash[index] as number);
+  [h0, h1, h2, h3, h4, h5, h6, h7].forEach((word, index) => {
+    out[index * 4] = word >>> 24;
+    out[index * 4 + 1] = (word >>> 16) & 0xff;
+    out[index * 4 + 2] = (word >>> 8) & 0xff;
+    out[index * 4 + 3] = word & 0xff;
+  });
   return out;
 }
