@@ -109,4 +109,11 @@ export const embeddedMigrations: readonly EmbeddedMigration[] = [
     hash: '979815eb7be0f0c02c8f1477351b7ef51cbc6c53ca038673f450528550502b7f',
     sql: 'ALTER TABLE "rollout_groups" ADD COLUMN "ended_count" integer DEFAULT 0 NOT NULL;--> statement-breakpoint\n-- Groups that already exist count the slots that have already ended, so the finish that ends their\n-- last slot completes them as it does for new groups.\nUPDATE "rollout_groups" SET "ended_count" = (\n  SELECT count(*) FROM "trajectories"\n  WHERE "trajectories"."group_id" = "rollout_groups"."id" AND "trajectories"."status" <> \'running\'\n);\n',
   },
+  {
+    tag: '0014_turn_history_digest',
+    folderMillis: 1796126792163,
+    breakpoints: true,
+    hash: '833549355100f56250b10543b7c89f9480f59ccff4eae721ee9150232b002305',
+    sql: 'ALTER TABLE "turns" ADD COLUMN "history_digest" text;',
+  },
 ];

@@ -15,6 +15,7 @@ import { getAbExperiment } from './store/get-ab-experiment.ts';
 import { getGroup } from './store/get-group.ts';
 import { getPolicyVersion } from './store/get-policy-version.ts';
 import { getTrajectory } from './store/get-trajectory.ts';
+import { getTrajectoryHead } from './store/get-trajectory-head.ts';
 import { ingestTrajectories } from './store/ingest-trajectories.ts';
 import { releaseGroups, renewLease } from './store/leases.ts';
 import { listAbExperiments } from './store/list-ab-experiments.ts';
@@ -63,6 +64,7 @@ export const storeFunctions = {
   finishTrajectory,
   ingestTrajectories,
   getTrajectory,
+  getTrajectoryHead,
   turnsAfter,
   getGroup,
   listGroups,

@@ -42,6 +42,11 @@ export const turns = pgTable(
      * the store's readers give back the original text.
      */
     textEncoding: text('text_encoding', { enum: textEncodings }).notNull().default('plain'),
+    /**
+     * protocol/history-digest.ts's digest of turns 0..index, computed by the append statement; null
+     * for turns stored before the column (and every turn after one), which readers check in full.
+     */
+    historyDigest: text('history_digest'),
     createdAt: timestamptz('created_at').notNull().defaultNow(),
   },
   (table) => [

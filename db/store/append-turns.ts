@@ -20,6 +20,7 @@ import { rowsOf } from '../rows-of.ts';
 import type { StoreDb } from '../store-db.ts';
 import { type AppendTurnResult, explainRefusal } from './append-refusal.ts';
 import { parseInput } from './parse-input.ts';
+import { emptyHistoryDigest, historyEntry } from '../../protocol/history-digest.ts';
 import { type TrajectoryLease, trajectoryLeaseSchema } from './trajectory-leases.ts';
 import { type NewTurnRow, toTurnRow } from './turn-row.ts';
 
@@ -107,6 +108,8 @@ async function insertStep(
 ): Promise<boolean> {
   const first = turns[0] as Turn;
   const rows = turns.map((turn) => recordOf(toTurnRow(turn)));
+  // The history entry is of the turn as given, not of its escaped row: the digest covers the text.
+  const entries = turns.map((turn) => historyEntry(turn));
   const sum = (value: (turn: Turn) => number) => turns.reduce((total, turn) => total + value(turn), 0);
   const renewal: SQL = lease
     ? sql`, heartbeat_at = now(), lease_expires_at = now() + ${lease.leaseSeconds}::double precision * interval '1 second'`
@@ -116,8 +119,19 @@ async function insertStep(
   // Postgres allows 65,535); jsonb_to_recordset types each column, JSON arrays into int4[] / float8[].
   // Numbers keep their bits: JSON.stringify writes the shortest decimal that reads back to the same
   // float64, jsonb keeps that decimal as numeric, and float8in reads it back exactly.
+  // Each turn's history digest (protocol/history-digest.ts) chains from the one before it, so the
+  // statement computes the chain itself (a recursive CTE, one step per turn) from the stored digest of
+  // the turn before the first: the caller need not know it, and an episode's appends and a proxied
+  // call's give one chain. A null digest before (a turn stored before the column) leaves the new ones
+  // null too: readers then compare the turns themselves. Each step takes its entry by position from
+  // one jsonb array (constant time), not by joining the step's rows, which would cost the square of
+  // the step's length.
+  const previous: SQL =
+    first.index === 0
+      ? sql`${emptyHistoryDigest}::text`
+      : sql`(select history_digest from turns where trajectory_id = ${first.trajectoryId}::uuid and index = ${first.index - 1}::int)`;
   const statement = sql`
-    with advanced as (
+    with recursive advanced as (
       update trajectories set
         turn_count = turn_count + ${turns.length}::int,
         prompt_token_count = prompt_token_count + ${sum((turn) => turn.promptTokenCount ?? 0)}::bigint,
@@ -125,18 +139,28 @@ async function insertStep(
         latency_ms = latency_ms + ${sum((turn) => turn.latencyMs ?? 0)}::double precision${renewal}
       where id = ${first.trajectoryId}::uuid and status = 'running' and turn_count = ${first.index}::int${heldBy}
       returning id
+    ), entries as materialized (
+      select ${JSON.stringify(entries)}::jsonb as list
+    ), chain (position, digest) as (
+      select 0, ${previous}
+      union all
+      select chain.position + 1,
+        encode(sha256(decode(chain.digest, 'hex') || convert_to(entries.list ->> chain.position, 'UTF8')), 'hex')
+      from chain cross join entries
+      where chain.position < ${turns.length}::int
     ), inserted as (
       insert into turns (trajectory_id, index, schema_version, role, content, tool_calls, tool_call_id,
         tool_error, completion_token_ids, completion_logprobs, prompt_token_count, served_by, latency_ms,
-        metadata, text_encoding)
+        metadata, text_encoding, history_digest)
       select advanced.id, r.index, r.schema_version, r.role, r.content, r.tool_calls, r.tool_call_id,
         r.tool_error, r.completion_token_ids, r.completion_logprobs, r.prompt_token_count, r.served_by,
-        r.latency_ms, r.metadata, r.text_encoding
+        r.latency_ms, r.metadata, r.text_encoding, chain.digest
       from advanced cross join jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(
         index int, schema_version int, role text, content text, tool_calls jsonb, tool_call_id text,
         tool_error text, completion_token_ids int[], completion_logprobs double precision[],
         prompt_token_count int, served_by text, latency_ms double precision, metadata jsonb,
         text_encoding text)
+      join chain on chain.position = r.index - ${first.index - 1}::int
       returning 1
     )
     select count(*)::int as appended from inserted`;

@@ -18,13 +18,8 @@ export function newMessages(
   stored: readonly StoredTurnView[],
   messages: readonly ChatMessage[],
 ): NewMessages {
-  if (messages.length < stored.length) {
-    return {
-      ok: false,
-      field: 'messages',
-      message: `has ${messages.length} messages but the trajectory already holds ${stored.length} turns; send the whole conversation`,
-    };
-  }
+  const short = tooFewMessages(stored.length, messages.length);
+  if (short) return short;
   for (const [index, turn] of stored.entries()) {
     const message = messages[index] as ChatMessage;
     const difference = differs(turn, message);
@@ -37,6 +32,16 @@ export function newMessages(
     }
   }
   return { ok: true, firstIndex: stored.length, messages: messages.slice(stored.length) };
+}
+
+/** The refusal of a request with fewer messages than the trajectory holds turns, if it has fewer. */
+export function tooFewMessages(storedCount: number, messageCount: number): NewMessages | undefined {
+  if (messageCount >= storedCount) return undefined;
+  return {
+    ok: false,
+    field: 'messages',
+    message: `has ${messageCount} messages but the trajectory already holds ${storedCount} turns; send the whole conversation`,
+  };
 }
 
 function differs(turn: StoredTurnView, message: ChatMessage): string | undefined {

@@ -5,7 +5,8 @@
 // Streamed calls pass the events through as they come and record the exchange when the stream ends
 // (before the final `[DONE]`, so a client that saw it knows the turn is stored). An upstream error
 // (a status, no answer, a body that is no completion) passes through and stores nothing, so the
-// client may retry with the same or a different prompt.
+// client may retry with the same or a different prompt. The request's history is checked against the
+// stored digest of the last turn (check-history.ts), so a call does not read the turns stored before.
 import { isStoreError } from '../../db/errors.ts';
 import type { Store } from '../../db/store.ts';
 import type { ChatMessage, ToolSpec } from '../../protocol/chat.ts';
@@ -13,8 +14,8 @@ import type { TurnInput } from '../../protocol/turn.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 import { ApiError, invalidField } from '../http/api-error.ts';
 import { proxyModel } from '../routing/proxy-model.ts';
+import { checkHistory } from './check-history.ts';
 import { type ClientAsked, clientChunk, clientResponse } from './client-response.ts';
-import { newMessages } from './new-messages.ts';
 import { promptTurn, replyTurn } from './proxy-turns.ts';
 import { requestTools } from './request-tools.ts';
 import { type ProxyRequest, toChatMessage } from './proxy-request.ts';
@@ -68,12 +69,13 @@ export async function recordChatCompletion(context: ProxyContext, call: ProxyCal
 async function begin(context: ProxyContext, call: ProxyCall): Promise<Exchange> {
   const { store } = context;
   const { request, trajectoryId } = call;
-  const { trajectory, turns } = await store.getTrajectory(trajectoryId).catch((error: unknown) => {
+  const head = await store.getTrajectoryHead(trajectoryId).catch((error: unknown) => {
     if (isStoreError(error, 'validation')) {
       throw invalidField('x-edgerl-trajectory', 'must be a trajectory id (a uuid)');
     }
     throw error;
   });
+  const { trajectory } = head;
   if (trajectory.status !== 'running') {
     throw new ApiError(
       'conflict',
@@ -81,7 +83,7 @@ async function begin(context: ProxyContext, call: ProxyCall): Promise<Exchange> 
     );
   }
   const messages = request.messages.map(toChatMessage);
-  const fresh = newMessages(turns, messages);
+  const fresh = await checkHistory(store, head, messages);
   if (!fresh.ok) throw new ApiError('conflict', `${fresh.field}: ${fresh.message}`, { field: fresh.field });
   const model = await proxyModel(store, trajectory, {
     ...(call.policy !== undefined ? { policy: call.policy } : {}),

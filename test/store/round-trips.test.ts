@@ -5,18 +5,25 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isStoreError } from '../../db/errors.ts';
 import type { Store } from '../../db/store.ts';
+import { ApiError } from '../../edge/http/api-error.ts';
+import { recordChatCompletion } from '../../edge/proxy/record-chat-completion.ts';
+import type { TurnInput } from '../../protocol/turn.ts';
+import { type InferenceDouble, startInferenceDouble } from '../edge/support/inference-double.ts';
 import { type CountingStore, openCountingStore, roundTripsOf } from '../support/counting-store.ts';
 import { assistantTurn, makeGroup, uniqueName, userTurn } from '../support/fixtures.ts';
 
 let counting: CountingStore;
 let store: Store;
+let inference: InferenceDouble;
 
 beforeAll(async () => {
   counting = await openCountingStore();
   store = counting.store;
+  inference = await startInferenceDouble();
 });
 afterAll(async () => {
   await counting?.close();
+  await inference?.close();
 });
 
 async function startOne(): Promise<string> {
@@ -58,6 +65,75 @@ describe('round trips', () => {
     const gap = roundTripsOf(counting, () => store.appendTurn(userTurn(id, 5)));
     await expect(gap).rejects.toThrow('would leave a gap');
     expect(counting.roundTrips()).toBe(2);
+  });
+});
+
+describe('a proxied call', () => {
+  /** A trajectory holding `length` turns (a user and an assistant turn per exchange), appended as an episode would. */
+  async function storedConversation(length: number): Promise<{ id: string; messages: TurnInput[] }> {
+    const id = await startOne();
+    const turns = Array.from({ length }, (_, index) =>
+      index % 2 === 0
+        ? userTurn(id, index, `question ${index}`)
+        : assistantTurn(id, index, { content: `answer ${index}` }),
+    );
+    for (let start = 0; start < turns.length; start += 100)
+      await store.appendTurns(turns.slice(start, start + 100));
+    // As after the first proxied call: the (empty) tool list is stored, so this call does not change it.
+    await store.setTrajectoryTools({ trajectoryId: id, tools: [] });
+    return { id, messages: turns };
+  }
+
+  const proxied = (trajectoryId: string, history: readonly TurnInput[], last: string) =>
+    recordChatCompletion(
+      { store, upstream: { baseUrl: inference.baseUrl, requestTokenIds: false, timeoutMs: 10_000 } },
+      {
+        trajectoryId,
+        request: {
+          model: 'whatever',
+          messages: [
+            ...history.map((turn) => ({
+              role: turn.role as 'user' | 'assistant',
+              content: turn.content ?? '',
+            })),
+            { role: 'user', content: last },
+          ],
+        },
+      },
+    );
+
+  /** Round trips and rows read by one proxied call continuing a trajectory of `length` turns. */
+  async function measure(length: number) {
+    const { id, messages } = await storedConversation(length);
+    counting.reset();
+    const result = await proxied(id, messages, 'one more');
+    expect(result.status).toBe(200);
+    const cost = { roundTrips: counting.roundTrips(), rowsRead: counting.rowsRead() };
+    const { turns } = await store.getTrajectory(id);
+    expect(turns).toHaveLength(length + 2);
+    expect(turns.at(-2)?.content).toBe('one more');
+    return cost;
+  }
+
+  it('checks the history and records the exchange in round trips and rows that do not grow with the trajectory', async () => {
+    const short = await measure(2);
+    const long = await measure(600);
+    expect(long).toEqual(short);
+    // The trajectory row with its last turn's digest (1 row), the route lookup of a model the store
+    // does not know (2 statements, no rows: routing's own, not the history check's), the append (1 row).
+    expect(short).toEqual({ roundTrips: 4, rowsRead: 2 });
+  });
+
+  it('reads the stored turns only to name the first differing message of a rewritten history', async () => {
+    const { id, messages } = await storedConversation(300);
+    const rewritten = messages.map((turn) => (turn.index === 123 ? { ...turn, content: 'rewritten' } : turn));
+    const refused = await proxied(id, rewritten, 'one more').then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refused).toBeInstanceOf(ApiError);
+    expect(refused).toMatchObject({ code: 'conflict', field: 'messages.123' });
+    expect((await store.getTrajectory(id)).trajectory.turnCount).toBe(300);
   });
 });
 

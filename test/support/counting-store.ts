@@ -20,6 +20,8 @@ export interface CountingStore {
   readonly store: Store;
   /** Statements sent since the store opened (or since the last `reset`). */
   roundTrips(): number;
+  /** Rows those statements returned (what the store read back), since the same point. */
+  rowsRead(): number;
   reset(): void;
   close(): Promise<void>;
 }
@@ -33,12 +35,36 @@ export async function roundTripsOf(counting: CountingStore, work: () => Promise<
 
 type Query = (...args: never[]) => Promise<unknown>;
 
-/** Replaces `target.query` with one that counts each call. */
-function countQueries(target: { query: Query }, count: () => void): void {
+/** Rows in a driver's query result: one result (`rows`) or, for several statements, an array of them. */
+function rowCount(result: unknown): number {
+  if (Array.isArray(result)) return result.reduce((total: number, one) => total + rowCount(one), 0);
+  const rows = (result as { rows?: unknown } | null | undefined)?.rows;
+  return Array.isArray(rows) ? rows.length : 0;
+}
+
+/** Replaces `target.query` with one that counts each call and the rows it returns. */
+function countQueries(target: { query: Query }, count: () => void, read: (rows: number) => void): void {
   const query = target.query.bind(target) as (...args: unknown[]) => Promise<unknown>;
   target.query = ((...args: unknown[]) => {
     count();
-    return query(...args);
+    // pg's Pool.query calls its client's query with a callback: count the rows the callback gets.
+    const last = args.at(-1);
+    if (typeof last === 'function') {
+      const callback = last as (error: unknown, value: unknown) => void;
+      args[args.length - 1] = (error: unknown, value: unknown) => {
+        if (!error) read(rowCount(value));
+        callback(error, value);
+      };
+      return query(...args);
+    }
+    const result = query(...args);
+    if (result && typeof (result as Promise<unknown>).then === 'function') {
+      return result.then((value) => {
+        read(rowCount(value));
+        return value;
+      });
+    }
+    return result;
   }) as Query;
 }
 
@@ -68,8 +94,12 @@ export interface CountingStoreOptions {
 /** A counting store on `url` (left in place on close), or on a fresh in-memory PGlite. */
 export async function openCountingStoreAt(options: CountingStoreOptions): Promise<CountingStore> {
   let trips = 0;
+  let rows = 0;
   const count = () => {
     trips += 1;
+  };
+  const read = (returned: number) => {
+    rows += returned;
   };
   let store: Store;
   if (options.url) {
@@ -78,7 +108,7 @@ export async function openCountingStoreAt(options: CountingStoreOptions): Promis
     // Every client the pool opens counts its statements; pool.query goes through one of them.
     pool.on('connect', (client) => {
       client.on('error', () => {});
-      countQueries(client as unknown as { query: Query }, count);
+      countQueries(client as unknown as { query: Query }, count, read);
     });
     store = new Store({
       db: drizzleNodePostgres({ client: pool, schema }) as unknown as StoreDb,
@@ -89,12 +119,12 @@ export async function openCountingStoreAt(options: CountingStoreOptions): Promis
     });
   } else {
     const pglite = await PGlite.create();
-    countQueries(pglite as unknown as { query: Query }, count);
+    countQueries(pglite as unknown as { query: Query }, count, read);
     const transaction = pglite.transaction.bind(pglite);
     pglite.transaction = ((work: (tx: { query: Query }) => Promise<unknown>) => {
       count(); // BEGIN
       return transaction(async (tx) => {
-        countQueries(tx as unknown as { query: Query }, count);
+        countQueries(tx as unknown as { query: Query }, count, read);
         const result = await work(tx as unknown as { query: Query });
         count(); // COMMIT (or ROLLBACK)
         return result;
@@ -115,11 +145,14 @@ export async function openCountingStoreAt(options: CountingStoreOptions): Promis
     throw error;
   }
   trips = 0;
+  rows = 0;
   return {
     store,
     roundTrips: () => trips,
+    rowsRead: () => rows,
     reset: () => {
       trips = 0;
+      rows = 0;
     },
     close: () => store.close(),
   };
