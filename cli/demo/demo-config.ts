@@ -69,9 +69,9 @@ export const demoConfigSchema = z.strictObject({
     env: 'EDGERL_BACKEND',
   }),
   /** Data-parallel gradient workers of both training phases (trainer/train/workers/). */
-  workers: documented(intBetween(1, 256).nullable().default(null), {
+  workers: documented(intBetween(0, 256).default(0), {
     doc: 'gradient worker threads of the warm start and the RL steps (`edgerl train --workers`)',
-    shownDefault: 'one per core on wasm and cpu, 1 on GPU backends',
+    shownDefault: '0: one per core on wasm and cpu, 1 on GPU backends',
     flag: 'workers',
     arg: 'N',
   }),

@@ -154,6 +154,44 @@ describe('data-parallel workers', () => {
     });
   }
 
+  it('follows a replaced adapter (another shape) on the same workers', async () => {
+    const single = setup();
+    const parallel = setup();
+    try {
+      await trainStep(parallel.model, adapter, parallel.optimizer, batch(4), {
+        ...stepOptions(cispo),
+        workers: pool,
+      });
+      const running = pool.running;
+      // As TrainerSession.restore does when it starts again from another adapter.
+      for (const side of [single, parallel]) {
+        side.optimizer.dispose();
+        side.model.removeAdapter(adapter);
+        side.model.addAdapter(
+          adapter,
+          { r: 2, alpha: 4, targets: ['k_proj', 'o_proj', 'gate_proj'], initLoraWeights: false },
+          { seed: 9 },
+        );
+        side.optimizer = new AdamW(side.model.trainableVariables(adapter), side.optimizer.options);
+      }
+      const sequences = batch(5);
+      await trainStep(single.model, adapter, single.optimizer, sequences, stepOptions(cispo));
+      await trainStep(parallel.model, adapter, parallel.optimizer, sequences, {
+        ...stepOptions(cispo),
+        workers: pool,
+      });
+      expect(pool.running).toBe(running);
+      expect(
+        largestOver(await adapterValues(parallel.model), await adapterValues(single.model)),
+      ).toBeLessThanOrEqual(tolerance);
+    } finally {
+      for (const { model, optimizer } of [single, parallel]) {
+        model.dispose();
+        optimizer.dispose();
+      }
+    }
+  });
+
   it('a worker that dies mid-step fails the step cleanly; the next step runs on fresh workers', async () => {
     const reference = setup();
     const parallel = setup();
