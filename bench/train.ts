@@ -13,7 +13,7 @@
 // matrix), L layers, P projection weights per layer, H heads of size hd, LoRA rank r on projections
 // with (in, out):  forward = L·(2P + 4·S·H·hd + Σ 2r(in+out)) + 2·D·V,
 //                  backward = L·(2P + 8·S·H·hd + Σ 4r(in+out)) + 4·D·V.
-import { availableParallelism } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { AdamW } from '../trainer/grpo/adamw.ts';
 import { clipDefaults } from '../trainer/grpo/loss-config.ts';
 import { type ModelConfig, projections } from '../model/hf-config.ts';
@@ -81,7 +81,15 @@ interface Measured {
   seconds: number;
   /** Sum over steps of the slowest worker's own compute time (with workers). */
   workerSeconds: number;
+  /** Process CPU time (every thread: getrusage), seconds. */
+  cpuSeconds: number;
   steps: number;
+}
+
+interface Rate {
+  readonly seconds: number;
+  readonly workerSeconds: number | undefined;
+  readonly cpuSeconds: number;
 }
 
 /**
@@ -94,18 +102,21 @@ async function measureInTurns(
   optimizer: AdamW,
   variants: readonly TrainStepOptions[],
   minMs: number,
-): Promise<{ seconds: number; workerSeconds: number | undefined }[]> {
+): Promise<Rate[]> {
   const vocabSize = model.config.vocabSize;
   for (const options of variants)
     await trainStep(model, 'bench', optimizer, syntheticBatch(vocabSize, 0), options);
-  const totals: Measured[] = variants.map(() => ({ seconds: 0, workerSeconds: 0, steps: 0 }));
+  const totals: Measured[] = variants.map(() => ({ seconds: 0, workerSeconds: 0, cpuSeconds: 0, steps: 0 }));
   let seed = 1;
   while (totals.some((total) => total.seconds * 1000 < minMs)) {
     for (const [index, options] of variants.entries()) {
       const total = totals[index] as Measured;
       const started = performance.now();
+      const cpu = process.cpuUsage();
       const result = await trainStep(model, 'bench', optimizer, syntheticBatch(vocabSize, seed++), options);
       total.seconds += (performance.now() - started) / 1000;
+      const used = process.cpuUsage(cpu);
+      total.cpuSeconds += (used.user + used.system) / 1e6;
       if (result.workerSeconds) total.workerSeconds += Math.max(...result.workerSeconds);
       total.steps += 1;
     }
@@ -113,6 +124,7 @@ async function measureInTurns(
   return totals.map((total, index) => ({
     seconds: total.seconds / total.steps,
     workerSeconds: variants[index]?.workers ? total.workerSeconds / total.steps : undefined,
+    cpuSeconds: total.cpuSeconds / total.steps,
   }));
 }
 
@@ -150,7 +162,7 @@ for (const entry of benchModels(backend, flagValue('models'))) {
           model: { kind: 'host', config, tensors: shareHostWeights(host) },
         })
       : undefined;
-  let measured: { seconds: number; workerSeconds: number | undefined }[];
+  let measured: Rate[];
   try {
     measured = await measureInTurns(
       model,
@@ -175,6 +187,8 @@ for (const entry of benchModels(backend, flagValue('models'))) {
       String(count),
       (run.seconds * 1000).toFixed(0),
       run.workerSeconds === undefined ? '—' : (run.workerSeconds * 1000).toFixed(0),
+      (run.cpuSeconds * 1000).toFixed(0),
+      (run.cpuSeconds / run.seconds).toFixed(2),
       (processed / run.seconds).toFixed(0),
       (trained / run.seconds).toFixed(0),
       gflops.toFixed(2),
@@ -192,6 +206,8 @@ const header = [
   'workers',
   'ms/step',
   'worker ms',
+  'CPU ms',
+  'cores',
   'tokens/s',
   'trained tok/s',
   'GFLOP/s',
@@ -207,6 +223,8 @@ console.log(
     `micro-batches of ${microBatchTokens} padded tokens; LoRA rank ${rank} on all 7 projections; matmul FLOPs only. ` +
     `"of matmul": of the single-thread ${matmulGflops.toFixed(1)} GFLOP/s ceiling above. "worker ms": the slowest ` +
     `worker's own compute per step (adapter load, forward, backward, gradient read-back); the rest of ms/step is ` +
-    `the coordinator (sharding, summing, clip, AdamW) and messaging. ${availableParallelism()} core(s) here; on a ` +
-    'shared machine other load takes cores from the workers.',
+    `the coordinator (sharding, summing, clip, AdamW) and messaging. "CPU ms": this process's CPU time per step, ` +
+    `every thread; "cores": CPU time / wall time, the cores the step got. ${availableParallelism()} core(s) here; ` +
+    'on a shared machine other load takes cores from the workers (load average at the end: ' +
+    `${loadavg()[0]?.toFixed(2)}).`,
 );
