@@ -1,16 +1,41 @@
 // `npm run bench:learn`: the full demo (its default config, a fresh data directory under the OS temp
 // dir) and the figures that say whether the agent learned: start vs final held-out success with
 // Wilson intervals, the difference with its p-value, and wall time per phase beside the 10-minute
-// budget of the issue. Extra arguments go to `edgerl demo` (e.g. `-- --rounds 16`).
+// budget of the issue; before the demo, the SFT warm start's tokens/s with 1 worker and with N
+// (bench/warm-start-throughput.ts; N: `--workers N`, else the backend's default, which the demo uses
+// too). Extra arguments go to `edgerl demo` (e.g. `-- --rounds 16`); `-- --sft-only` stops after the
+// warm-start figures.
 import { mkdtempSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { main } from '../cli/main.ts';
 import { type DemoSummary, describeArm } from '../cli/demo/summary.ts';
+import { selectBackend } from '../model/backend.ts';
+import { defaultWorkerCount } from '../trainer/train/workers/worker-count.ts';
+import { backendFromArgs, flagValue } from './backend-flag.ts';
+import { describeWarmStartRates, warmStartThroughput } from './warm-start-throughput.ts';
 
 /** The issue's budget for the whole demo on a 2-core machine without a GPU. */
 const budgetSeconds = 600;
+
+const args = process.argv.slice(2);
+const sftOnly = args.includes('--sft-only');
+const demoArgs = args.filter((arg) => arg !== '--sft-only');
+// The demo reads EDGERL_BACKEND; the same backend (first available without it) for the figures.
+const backend = await selectBackend({ requested: backendFromArgs([], process.env) });
+const workersFlag = flagValue('workers', demoArgs);
+const warmStart = await warmStartThroughput(backend, {
+  workers: workersFlag === undefined ? defaultWorkerCount(backend.choice) : Number(workersFlag),
+  steps: 20,
+});
+const warmStartLines = describeWarmStartRates(warmStart);
+if (sftOnly) {
+  process.stdout.write(
+    `\nbench:learn --sft-only (load average ${loadavg()[0]?.toFixed(2)})\n${warmStartLines.join('\n')}\n`,
+  );
+  process.exit(0);
+}
 
 const dataDir = join(mkdtempSync(join(tmpdir(), 'edgerl-learn-')), 'demo');
 let json = '';
@@ -21,7 +46,7 @@ const stdout = new Writable({
   },
 });
 const load = loadavg()[0] ?? 0;
-const code = await main(['demo', '--json', '--fresh', '--data-dir', dataDir, ...process.argv.slice(2)], {
+const code = await main(['demo', '--json', '--fresh', '--data-dir', dataDir, ...demoArgs], {
   stdout,
 });
 if (code !== 0) {
@@ -50,6 +75,7 @@ for (const [phase, seconds] of Object.entries(summary.seconds))
 lines.push(
   `  total vs budget: ${summary.seconds.total.toFixed(0)} s of ${budgetSeconds} s (${((100 * summary.seconds.total) / budgetSeconds).toFixed(0)}%)`,
 );
+lines.push(...warmStartLines);
 lines.push(`  rollout success per round: ${summary.rounds.map((r) => pct(r.rolloutSuccess)).join(' ')}`);
 lines.push(`  data: ${dataDir}`);
 process.stdout.write(`${lines.join('\n')}\n`);

@@ -68,6 +68,13 @@ export const demoConfigSchema = z.strictObject({
     shownDefault: 'the first available',
     env: 'EDGERL_BACKEND',
   }),
+  /** Data-parallel gradient workers of both training phases (trainer/train/workers/). */
+  workers: documented(intBetween(0, 256).default(0), {
+    doc: 'gradient worker threads of the warm start and the RL steps (`edgerl train --workers`)',
+    shownDefault: '0: one per core on wasm and cpu, 1 on GPU backends',
+    flag: 'workers',
+    arg: 'N',
+  }),
   /** The tiny preset (2 layers, width 64): the probe's size, and the only one fast enough on 2 cores. */
   preset: documented(oneOf(['tiny', 'small']).default('tiny'), {
     doc: 'model size (`edgerl model init --preset`)',

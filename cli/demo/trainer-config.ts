@@ -26,6 +26,8 @@ export function demoTrainConfig(
     groupsPerStep: config.groupsPerRound,
     owner: `demo:${resolve(paths.train)}`.slice(0, 200),
     seed: config.seed,
+    // 0: the backend's default (trainer/train/workers/worker-count.ts).
+    workers: config.workers === 0 ? null : config.workers,
     // Keeps every round's checkpoint for a demo of 10–20 rounds (they are small: LoRA on a tiny model).
     keepCheckpoints: 100,
     // Weight decay off in both phases: it pulls the adapter back towards the random base, and the

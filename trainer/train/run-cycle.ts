@@ -75,6 +75,7 @@ export async function runCycle(session: TrainerSession): Promise<CycleReport> {
           maxGradNorm: config.loss.maxGradNorm,
           learningRate: config.loss.learningRate,
           padTokenId: session.tokenizer.padTokenId,
+          workers: session.workers,
           onMicroBatch: (done, total, tokens) =>
             progress.microBatch(step, done, total, tokens, (performance.now() - started) / 1000),
         },

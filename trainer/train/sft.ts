@@ -100,6 +100,7 @@ export async function runSft(session: TrainerSession): Promise<CycleReport> {
           maxGradNorm: config.loss.maxGradNorm,
           learningRate: config.sft.learningRate,
           padTokenId: session.tokenizer.padTokenId,
+          workers: session.workers,
           onMicroBatch: (done, total, tokens) =>
             progress.microBatch(step, done, total, tokens, (performance.now() - started) / 1000),
         });

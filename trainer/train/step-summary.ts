@@ -56,6 +56,10 @@ function throughput(result: TrainStepResult, trainedTokens: number): Record<stri
     'tokens/per_second': result.tokens / seconds,
     'tokens/trained_per_second': trainedTokens / seconds,
     'time/step_seconds': result.seconds,
+    // With data-parallel workers: how many, and the slowest one's own compute time.
+    ...(result.workerSeconds
+      ? { workers: result.workerSeconds.length, 'time/worker_seconds_max': Math.max(...result.workerSeconds) }
+      : {}),
   };
 }
 

@@ -101,6 +101,14 @@ export const trainConfigSchema = z
       arg: 'NAME',
       section: where,
     }),
+    workers: documented(intBetween(1, 256).nullable().default(null), {
+      doc: 'data-parallel gradient workers: threads, each with its own backend and copy of the model, splitting every step; the main thread alone updates the adapter',
+      shownDefault: 'one per core on wasm and cpu, 1 on node, node-gpu and webgpu',
+      source: 'wasm under Node computes on one thread (tfjs #3830)',
+      flag: 'workers',
+      arg: 'N',
+      section: where,
+    }),
     inference: inferenceEndpointSchema,
     publish: publishSchema,
     outputDir: documented(z.string().optional(), {

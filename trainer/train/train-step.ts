@@ -1,7 +1,9 @@
 // One optimiser step on the adapter: the step's sequences split into micro-batches (bounded padded
 // tokens), each micro-batch's loss differentiated with respect to the adapter's variables only, the
 // gradients summed (each micro-batch is divided by the whole step's normaliser, so the sum is the full
-// batch's gradient), clipped by global norm, and applied with AdamW. Objectives are a closed union:
+// batch's gradient), clipped by global norm, and applied with AdamW. The gradients of a set of
+// sequences (`sequenceGradients`) are the seam data-parallel workers use: each computes its share's,
+// this thread sums, clips and applies (trainer/train/workers/). Objectives are a closed union:
 // GRPO (trainer/grpo's loss table: PPO-clip or CISPO, token- or sequence-mean, optional k3 KL) and SFT
 // (next-token negative log-likelihood on assistant tokens, token-mean). Leaves out scheduling, I/O and
 // metrics beyond the read-back sums.
@@ -27,17 +29,14 @@ import type { TrainingSequence } from './build-batch.ts';
 
 export type Objective = { readonly kind: 'grpo'; readonly loss: GrpoLossOptions } | { readonly kind: 'sft' };
 
-export interface TrainStepOptions {
-  readonly objective: Objective;
-  /** Padded tokens per micro-batch (sequences × longest). */
-  readonly microBatchTokens: number;
+export interface TrainStepOptions extends GradientOptions {
   /** Global gradient-norm clip; Infinity measures without clipping. */
   readonly maxGradNorm: number;
   readonly learningRate: number;
-  /** Filler id for right padding (masked out of attention and loss). */
-  readonly padTokenId: number;
   /** Called after each micro-batch, e.g. for a progress bar. */
-  readonly onMicroBatch?: (done: number, total: number, tokens: number) => void;
+  readonly onMicroBatch?: MicroBatchProgress;
+  /** Where the gradients are computed; undefined: in this thread. */
+  readonly workers?: GradientWorkers;
 }
 
 export interface TrainStepResult {
@@ -49,6 +48,8 @@ export interface TrainStepResult {
   readonly tokens: number;
   readonly paddedTokens: number;
   readonly seconds: number;
+  /** With workers: each one's compute time in the step (its share's forward, backward and read-back). */
+  readonly workerSeconds?: readonly number[];
 }
 
 /** Builds the micro-batch's loss tensors from its policy logprobs; runs inside the gradient tape. */
@@ -160,28 +161,61 @@ function checkOnPolicy(sequences: readonly TrainingSequence[]): void {
   }
 }
 
+/** What computing a set of sequences' gradients needs besides the model: the objective and the layout. */
+export interface GradientOptions {
+  readonly objective: Objective;
+  /** Padded tokens per micro-batch (sequences × longest). */
+  readonly microBatchTokens: number;
+  /** Filler id for right padding (masked out of attention and loss). */
+  readonly padTokenId: number;
+}
+
+/** The summed gradients of some sequences (the whole step's, or one worker's share of it). */
+export interface SequenceGradients {
+  /** One per trainable variable of the adapter, in `model.trainableVariables(adapter)` order. */
+  readonly grads: tf.Tensor[];
+  /** One entry per micro-batch, as read back by readLossSums. */
+  readonly microBatches: LossSums[];
+  readonly tokens: number;
+  readonly paddedTokens: number;
+}
+
+/** Progress of a step: micro-batches `done` of `total`, real tokens processed so far. */
+export type MicroBatchProgress = (done: number, total: number, tokens: number) => void;
+
 /**
- * One optimiser step on `sequences` for adapter `adapterName`. Leaves the adapter variables and the
- * optimiser updated and no other tensor behind.
+ * Computes the step's gradients somewhere else (worker threads, trainer/train/workers/): the same
+ * sum `sequenceGradients` gives, for the coordinator to clip and apply. `seconds` is each worker's
+ * own compute time, for reports.
  */
-export async function trainStep(
+export interface GradientWorkers {
+  readonly size: number;
+  gradients(
+    model: PolicyModel,
+    adapterName: string,
+    sequences: readonly TrainingSequence[],
+    normaliser: StepNormaliser,
+    options: GradientOptions,
+    onMicroBatch?: MicroBatchProgress,
+  ): Promise<SequenceGradients & { readonly workerSeconds: readonly number[] }>;
+}
+
+/**
+ * Gradients of `sequences`' loss with respect to the adapter's trainable variables, summed over
+ * micro-batches of at most `microBatchTokens` padded tokens; each micro-batch is divided by the
+ * step's `normaliser`, so sums over disjoint shares of a step add up to the step's gradient. The
+ * caller owns (disposes) the returned gradients; nothing else is left behind.
+ */
+export async function sequenceGradients(
   model: PolicyModel,
   adapterName: string,
-  optimizer: AdamW,
   sequences: readonly TrainingSequence[],
-  options: TrainStepOptions,
-): Promise<TrainStepResult> {
-  if (sequences.length === 0) throw new RangeError('trainStep: no sequences to train on');
-  checkOnPolicy(sequences);
-  const started = performance.now();
+  normaliser: StepNormaliser,
+  options: GradientOptions,
+  onMicroBatch?: MicroBatchProgress,
+): Promise<SequenceGradients> {
+  if (sequences.length === 0) throw new RangeError('sequenceGradients: no sequences');
   const variables = model.trainableVariables(adapterName);
-  if (
-    variables.length !== optimizer.variables.length ||
-    variables.some((v, i) => v !== optimizer.variables[i])
-  ) {
-    throw new RangeError(`trainStep: the optimiser does not hold adapter "${adapterName}"'s variables`);
-  }
-  const normaliser = stepNormaliser(sequences.map((sequence) => sequence.trainedTokens));
   const plan = planMicroBatches(
     sequences.map((sequence) => sequence.ids.length),
     options.microBatchTokens,
@@ -220,21 +254,79 @@ export async function trainStep(
       }
       tokens += chosen.reduce((sum, sequence) => sum + sequence.ids.length, 0);
       paddedTokens += chosen.length * (batch.attentionMask[0]?.length ?? 0);
-      options.onMicroBatch?.(index + 1, plan.batches.length, tokens);
+      onMicroBatch?.(index + 1, plan.batches.length, tokens);
     }
-    const total = grads as tf.Tensor[];
-    const clipped = clipGradNorm(total, options.maxGradNorm);
-    try {
-      const gradNorm = (await clipped.norm.data())[0] as number;
-      if (!Number.isFinite(gradNorm)) {
-        throw new RangeError(`trainStep: the gradient norm is ${gradNorm}; the step was not applied`);
-      }
-      optimizer.applyGradients(clipped.grads, options.learningRate);
-      return { microBatches, gradNorm, tokens, paddedTokens, seconds: (performance.now() - started) / 1000 };
-    } finally {
-      tf.dispose([...clipped.grads, clipped.norm]);
-    }
-  } finally {
+  } catch (error) {
     if (grads) tf.dispose(grads);
+    throw error;
+  }
+  return { grads: grads as tf.Tensor[], microBatches, tokens, paddedTokens };
+}
+
+/**
+ * One optimiser step on `sequences` for adapter `adapterName`: the gradients (here, or on
+ * `options.workers`), then clip and AdamW here, so the adapter and its moments live in this process
+ * only. Leaves the adapter variables and the optimiser updated and no other tensor behind.
+ */
+export async function trainStep(
+  model: PolicyModel,
+  adapterName: string,
+  optimizer: AdamW,
+  sequences: readonly TrainingSequence[],
+  options: TrainStepOptions,
+): Promise<TrainStepResult> {
+  if (sequences.length === 0) throw new RangeError('trainStep: no sequences to train on');
+  checkOnPolicy(sequences);
+  const started = performance.now();
+  const variables = model.trainableVariables(adapterName);
+  if (
+    variables.length !== optimizer.variables.length ||
+    variables.some((v, i) => v !== optimizer.variables[i])
+  ) {
+    throw new RangeError(`trainStep: the optimiser does not hold adapter "${adapterName}"'s variables`);
+  }
+  const normaliser = stepNormaliser(sequences.map((sequence) => sequence.trainedTokens));
+  const computed: SequenceGradients & { readonly workerSeconds?: readonly number[] } = options.workers
+    ? await options.workers.gradients(
+        model,
+        adapterName,
+        sequences,
+        normaliser,
+        options,
+        options.onMicroBatch,
+      )
+    : await sequenceGradients(model, adapterName, sequences, normaliser, options, options.onMicroBatch);
+  try {
+    const gradNorm = await clipAndApply(optimizer, computed.grads, options.maxGradNorm, options.learningRate);
+    return {
+      microBatches: computed.microBatches,
+      gradNorm,
+      tokens: computed.tokens,
+      paddedTokens: computed.paddedTokens,
+      seconds: (performance.now() - started) / 1000,
+      ...(computed.workerSeconds ? { workerSeconds: computed.workerSeconds } : {}),
+    };
+  } finally {
+    tf.dispose(computed.grads);
+  }
+}
+
+/** Clips `grads` by global norm and applies them with AdamW; returns the norm before clipping. */
+async function clipAndApply(
+  optimizer: AdamW,
+  grads: readonly tf.Tensor[],
+  maxGradNorm: number,
+  learningRate: number,
+): Promise<number> {
+  const clipped = clipGradNorm(grads, maxGradNorm);
+  try {
+    const gradNorm = (await clipped.norm.data())[0] as number;
+    if (!Number.isFinite(gradNorm)) {
+      throw new RangeError(`trainStep: the gradient norm is ${gradNorm}; the step was not applied`);
+    }
+    optimizer.applyGradients(clipped.grads, learningRate);
+    return gradNorm;
+  } finally {
+    tf.dispose([...clipped.grads, clipped.norm]);
   }
 }

@@ -14,6 +14,7 @@ import { errorMessage } from '../../protocol/error-message.ts';
 import type { Store } from '../../db/store.ts';
 import { AdamW } from '../grpo/adamw.ts';
 import { setLoraATrainable } from '../../model/lora.ts';
+import { selectedBackend } from '../../model/backend.ts';
 import { loadModel, type PolicyModel } from '../../model/policy-model.ts';
 import type { ChatTokenizer } from '../../model/tokenizer/chat-tokenizer.ts';
 import { loadTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
@@ -22,6 +23,8 @@ import type { JudgeDeps } from './group-rewards.ts';
 import { lockOutputDir, type OutputLock } from './output-lock.ts';
 import type { Progress } from './progress.ts';
 import type { TrainConfig, TrainMode } from './train-config.ts';
+import { TrainWorkerPool } from './workers/train-worker-pool.ts';
+import { resolveWorkerCount } from './workers/worker-count.ts';
 
 /** Named points of a cycle where a test may pause the process (to kill it there). */
 export const hookPoints = ['claimed', 'trained', 'checkpointed', 'registered', 'published'] as const;
@@ -66,6 +69,8 @@ export class TrainerSession {
   readonly tokenizer: ChatTokenizer;
   readonly policy: Policy;
   readonly configHash: string;
+  /** Data-parallel gradient workers; undefined when the steps run in this thread (one worker). */
+  readonly workers: TrainWorkerPool | undefined;
   optimizer: AdamW;
   lineage: Lineage;
   /** The newest checkpoint when it is not committed yet: it must be published before training on. */
@@ -91,6 +96,7 @@ export class TrainerSession {
     this.policy = parts.policy;
     this.#lock = parts.lock;
     this.configHash = trainingConfigHash(parts.config);
+    this.workers = gradientWorkers(parts.config, parts.deps);
     this.lineage = {
       step: 0,
       trainingRunId: undefined,
@@ -264,6 +270,7 @@ export class TrainerSession {
 
   async close(end: RunEnd = { status: 'finished' }): Promise<void> {
     await this.end(end);
+    await this.workers?.close();
     this.optimizer?.dispose();
     this.model.dispose();
     this.#lock.release();
@@ -340,6 +347,18 @@ export class TrainerSession {
       );
     }
   }
+}
+
+/** The worker pool `config.workers` (or the backend's default) asks for; none for one worker. */
+function gradientWorkers(config: TrainConfig, deps: TrainerDeps): TrainWorkerPool | undefined {
+  const backend = selectedBackend()?.choice;
+  const size = resolveWorkerCount(config.workers, backend);
+  if (size === 1) return undefined;
+  if (!backend) {
+    throw new Error(`--workers ${size} needs the backend chosen first (selectBackend, model/backend.ts)`);
+  }
+  deps.progress.line(`gradients on ${size} worker threads (${backend})`);
+  return new TrainWorkerPool({ size, backend, model: { kind: 'dir', dir: config.modelDir } });
 }
 
 /** The policy, created (with its base weights as version 0, published and default) when missing. */

@@ -20,13 +20,18 @@ export function tinyTokenizer(): ChatTokenizer {
   return createTokenizer(tinyFiles.tokenizerJson, tinyFiles.tokenizerConfig);
 }
 
-export function tinyModel(seed = 1): PolicyModel {
-  const config = presetConfig('tiny', 'qwen2', {
+/** The tiny Qwen2 preset sized for the tiny tokenizer. */
+export function tinyConfig() {
+  return presetConfig('tiny', 'qwen2', {
     vocabSize: tinyFiles.vocabSize,
     bosTokenId: null,
     eosTokenIds: [tinyFiles.specialTokens.imEnd],
     padTokenId: tinyFiles.specialTokens.pad,
   });
+}
+
+export function tinyModel(seed = 1): PolicyModel {
+  const config = tinyConfig();
   return PolicyModel.fromHostWeights(config, randomWeights(config, seed));
 }
 
