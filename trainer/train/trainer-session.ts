@@ -24,7 +24,14 @@ import type { Progress } from './progress.ts';
 import type { TrainConfig, TrainMode } from './train-config.ts';
 
 /** Named points of a cycle where a test may pause the process (to kill it there). */
-export const hookPoints = ['claimed', 'trained', 'checkpointed', 'registered', 'published'] as const;
+export const hookPoints = [
+  'claimed',
+  'trained',
+  'checkpointed',
+  'registered',
+  'prepared',
+  'published',
+] as const;
 export type HookPoint = (typeof hookPoints)[number];
 
 export interface TrainerDeps {
