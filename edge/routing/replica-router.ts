@@ -14,6 +14,8 @@ export interface FleetSettings {
   readonly replicas: readonly string[];
   /** How long one model's replicas, read from the store, are reused (ms). */
   readonly cacheMs: number;
+  /** How long a replica that refused connections is tried last (ms); default `defaultDownMs`. */
+  readonly downMs?: number;
 }
 
 /** The replicas to try for one request, best first; empty when no replica holds the version. */
@@ -37,7 +39,7 @@ export interface ReplicaPicker {
  * request's first attempt on a dead replica, short enough that a restarted one takes traffic again
  * soon (an edgerl choice, of the order of a process restart).
  */
-const downForMs = 5_000;
+export const defaultDownMs = 5_000;
 
 export class ReplicaRouter {
   readonly settings: FleetSettings;
@@ -105,7 +107,7 @@ export class ReplicaRouter {
     const rotated = [...replicas.slice(start), ...replicas.slice(0, start)];
     const isDown = (replica: string) => {
       const at = this.#down.get(replica);
-      return at !== undefined && now - at < downForMs;
+      return at !== undefined && now - at < (this.settings.downMs ?? defaultDownMs);
     };
     return [...rotated.filter((replica) => !isDown(replica)), ...rotated.filter(isDown)];
   }

@@ -129,7 +129,7 @@ export async function finishCheckpoint(
     onPrepared: () => deps.hook?.('prepared'),
   });
   if (!published.ok || published.acknowledged.length < config.inference.minReplicas) {
-    const failure = fleetFailure(published, config.inference.minReplicas);
+    const failure = fleetFailure(published, config.inference.minReplicas, config.inference.replicas.length);
     const reason = `${failure.stage}: ${failure.reason}`;
     await store
       .recordPublishFailure({ versionId: publication.versionId, reason: reason.slice(0, 2000) })
@@ -204,9 +204,12 @@ export async function finishCheckpoint(
 function fleetFailure(
   outcome: FleetPublishOutcome,
   minReplicas: number,
+  fleetSize: number,
 ): { stage: PublishStage; reason: string } {
   if (!outcome.ok) return outcome;
   const [first] = outcome.failed;
+  // One endpoint: its own failure, as it always read.
+  if (fleetSize === 1 && first) return first;
   const others = outcome.failed.length > 1 ? ` (and ${outcome.failed.length - 1} more replica(s))` : '';
   return {
     stage: first?.stage ?? 'load',

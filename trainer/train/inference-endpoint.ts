@@ -11,20 +11,26 @@ const section = 'Where';
 const required =
   '(or EDGERL_INFERENCE_URL) is required: the OpenAI-compatible endpoint that serves the adapters, e.g. http://127.0.0.1:8000/v1';
 
-const urls = z
-  .union([z.string(), z.array(z.string())], { error: required })
-  .transform((given) => parseReplicaList(given))
-  .superRefine((list, context) => {
-    if (list.length === 0) context.addIssue({ code: 'custom', message: required });
-    for (const url of list) {
-      const problem = replicaUrlProblem(url);
-      if (problem) context.addIssue({ code: 'custom', message: problem });
-    }
-  });
+/**
+ * Replica URLs as given (repeated flags, or one comma-separated variable): a fresh schema per call,
+ * since field docs are registered per schema (`edgerl fleet` documents its own).
+ */
+export function replicaUrls(missing = required) {
+  return z
+    .union([z.string(), z.array(z.string())], { error: missing })
+    .transform((given) => parseReplicaList(given))
+    .superRefine((list, context) => {
+      if (list.length === 0) context.addIssue({ code: 'custom', message: missing });
+      for (const url of list) {
+        const problem = replicaUrlProblem(url);
+        if (problem) context.addIssue({ code: 'custom', message: problem });
+      }
+    });
+}
 
 export const inferenceEndpointSchema = z
   .strictObject({
-    baseUrl: documented(urls, {
+    baseUrl: documented(replicaUrls(), {
       doc: 'OpenAI-compatible base URL ending in /v1; give it once per replica of a fleet (each loads every adapter)',
       flag: 'inference-url',
       arg: 'URL',
