@@ -53,7 +53,10 @@ export interface EdgeDeps {
   readonly dispatcher: EpisodeDispatcher;
   /** The inference endpoint the proxy forwards to. */
   readonly upstream: UpstreamEndpoint;
-  /** The inference fleet (INFERENCE_REPLICAS): the proxy sends each call to a replica holding its model. */
+  /**
+   * The inference fleet (INFERENCE_REPLICAS): routes refuse a version no replica holds, and the proxy
+   * sends each call to a replica holding its model.
+   */
   readonly fleet?: ReplicaRouter;
   /** Bearer keys accepted on /v1 (at least one). */
   readonly apiKeys: readonly string[];
@@ -83,6 +86,7 @@ export function createApp(deps: EdgeDeps) {
         environments: deps.environments,
         dispatcher: deps.dispatcher,
         defaultModel: deps.defaultModel,
+        ...(deps.fleet ? { fleet: deps.fleet } : {}),
         maxBodyBytes: limits.rolloutBodyBytes,
         ...(deps.provides ? { provides: deps.provides } : {}),
         leaseSeconds: deps.episodeLeaseSeconds ?? episodeLeaseDefaults.leaseSeconds,
@@ -93,6 +97,7 @@ export function createApp(deps: EdgeDeps) {
       groupRoutes({
         environments: deps.environments,
         defaultModel: deps.defaultModel,
+        ...(deps.fleet ? { fleet: deps.fleet } : {}),
         maxBodyBytes: limits.rolloutBodyBytes,
       }),
     )
@@ -100,6 +105,7 @@ export function createApp(deps: EdgeDeps) {
       '/trajectories',
       trajectoryRoutes({
         defaultModel: deps.defaultModel,
+        ...(deps.fleet ? { fleet: deps.fleet } : {}),
         maxBodyBytes: limits.trajectoryBodyBytes,
         maxIngestBytes: limits.ingestBodyBytes,
         pollMs: limits.ssePollMs,

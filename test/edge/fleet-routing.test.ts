@@ -9,6 +9,7 @@ import type { PolicyRequest } from '../../edge/policy/policy-client.ts';
 import { PolicyError } from '../../edge/policy/policy-error.ts';
 import { fleetFetch } from '../../edge/routing/fleet-fetch.ts';
 import { ReplicaRouter } from '../../edge/routing/replica-router.ts';
+import { startEdge } from '../../edge/runtime/node.ts';
 import { uniqueName } from '../support/fixtures.ts';
 import { openTestStore, type TestStore } from '../support/open-test-store.ts';
 import { type InferenceDouble, startInferenceDouble } from './support/inference-double.ts';
@@ -135,5 +136,52 @@ describe('failover over the fleet', () => {
     // Call 3: c refused and b, the last to try, answered 404: the client gets b's answer as it was.
     const last = await send(held.adapterName, init());
     expect(last.status).toBe(404);
+  });
+});
+
+describe('the edge over a fleet', () => {
+  it('refuses with 503 a rollout on a version no replica holds, and runs one on a version a replica holds there only', async () => {
+    const held = await versionReadyOn([a.baseUrl]);
+    const unheld = await versionReadyOn([]);
+    const edge = await startEdge({
+      config: {
+        upstream: { baseUrl: a.baseUrl, requestTokenIds: true, timeoutMs: 10_000 },
+        fleet: { replicas: [a.baseUrl, b.baseUrl], cacheMs: 0 },
+        apiKeys: ['k'],
+        episodeConcurrency: 2,
+        policyTimeoutMs: 10_000,
+      },
+      port: 0,
+      store,
+      resumeUnfinished: false,
+    });
+    try {
+      const post = (policy: string) =>
+        fetch(`${edge.url}/v1/rollouts`, {
+          method: 'POST',
+          headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+          body: JSON.stringify({ env: 'multi-hop', groupSize: 2, policy }),
+        });
+      const refused = await post(unheld.adapterName);
+      expect(refused.status).toBe(503);
+      expect(await refused.json()).toMatchObject({
+        error: { code: 'unavailable', message: expect.stringMatching(/is ready on no inference replica/) },
+      });
+      const [fromA, fromB] = [a.requests.length, b.requests.length];
+      const started = await post(held.adapterName);
+      expect(started.status).toBe(202);
+      await edge.queue.idle();
+      expect(a.requests.length).toBeGreaterThan(fromA);
+      expect(b.requests.length).toBe(fromB);
+      const { trajectoryIds } = (await started.json()) as { trajectoryIds: string[] };
+      for (const id of trajectoryIds) {
+        const { trajectory, turns } = await store.getTrajectory(id);
+        expect(trajectory.status).toBe('finished');
+        for (const turn of turns.filter((t) => t.role === 'assistant'))
+          expect(turn.metadata?.replica).toBe(a.baseUrl);
+      }
+    } finally {
+      await edge.close();
+    }
   });
 });
