@@ -17,7 +17,7 @@ export const publications = pgTable(
     /** The replica's OpenAI base URL, e.g. `http://10.0.0.7:8000/v1`. */
     replica: text('replica').notNull(),
     state: text('state', { enum: publicationStates }).notNull(),
-    /** Loads tried on this replica (each publication or catch-up that had to load it counts one). */
+    /** Attempts here: each publication's prepare phase and each catch-up load count one. */
     attempts: integer('attempts').notNull().default(0),
     /** The last failure here (which phase and why); kept after a later success, so recoveries show. */
     lastError: text('last_error'),
