@@ -60,6 +60,16 @@ export const commands: readonly CommandEntry[] = [
     load: () => import('./commands/train.ts').then((m) => m.trainCommand),
   },
   {
+    name: ['fleet', 'catch-up'],
+    summary: 'Load the published versions each inference replica lacks (after a restart or a quarantine)',
+    load: () => import('./commands/fleet-catch-up.ts').then((m) => m.fleetCatchUpCommand),
+  },
+  {
+    name: ['fleet', 'status'],
+    summary: 'Show where each policy version is served: its state on every inference replica',
+    load: () => import('./commands/fleet-status.ts').then((m) => m.fleetStatusCommand),
+  },
+  {
     name: ['edge'],
     summary: 'Run the edge (rollouts API, recording proxy, A/B routing) in Node, or the Worker via wrangler',
     load: () => import('./commands/edge.ts').then((m) => m.edgeCommand),

@@ -116,4 +116,11 @@ export const embeddedMigrations: readonly EmbeddedMigration[] = [
     hash: '833549355100f56250b10543b7c89f9480f59ccff4eae721ee9150232b002305',
     sql: 'ALTER TABLE "turns" ADD COLUMN "history_digest" text;',
   },
+  {
+    tag: '0015_fleet_publications',
+    folderMillis: 1796132969397,
+    breakpoints: true,
+    hash: '7ab00da46becca350d57a97e88d5a2e47e637d57aa6f49942c122c1ba158d895',
+    sql: 'CREATE TABLE "publications" (\n\t"policy_version_id" uuid NOT NULL,\n\t"replica" text NOT NULL,\n\t"state" text NOT NULL,\n\t"attempts" integer DEFAULT 0 NOT NULL,\n\t"last_error" text,\n\t"ready_at" timestamp with time zone,\n\t"created_at" timestamp with time zone DEFAULT now() NOT NULL,\n\t"updated_at" timestamp with time zone DEFAULT now() NOT NULL,\n\tCONSTRAINT "publications_pkey" PRIMARY KEY("policy_version_id","replica"),\n\tCONSTRAINT "publications_state_check" CHECK ("publications"."state" in (\'loading\', \'verified\', \'ready\', \'quarantined\'))\n);\n--> statement-breakpoint\nALTER TABLE "publications" ADD CONSTRAINT "publications_policy_version_id_policy_versions_id_fk" FOREIGN KEY ("policy_version_id") REFERENCES "public"."policy_versions"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint\nCREATE INDEX "publications_replica_idx" ON "publications" USING btree ("replica");',
+  },
 ];

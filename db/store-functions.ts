@@ -28,6 +28,12 @@ import { createPolicy, getPolicy } from './store/policies.ts';
 import { releasePolicyLease, renewPolicyLease, takePolicyLease } from './store/policy-leases.ts';
 import { publishPolicyVersion, registerPolicyVersion, retirePolicyVersion } from './store/policy-versions.ts';
 import { promoteArm } from './store/promote-arm.ts';
+import {
+  listPublications,
+  recordPublication,
+  servableVersions,
+  servingReplicas,
+} from './store/publications.ts';
 import { markGroupUnscored, recordJudgeScores } from './store/record-judge-scores.ts';
 import { resolveVersionRef } from './store/resolve-version-ref.ts';
 import { rollbackDefaultVersion } from './store/rollback-default-version.ts';
@@ -106,6 +112,11 @@ export const storeFunctions = {
   getDefaultVersion,
   rollbackDefaultVersion,
   resolvePolicyVersion,
+  // Fleet publication
+  recordPublication,
+  listPublications,
+  servableVersions,
+  servingReplicas,
   // Experiments
   createExperiment,
   getExperiment,

@@ -18,6 +18,7 @@ export type { IngestEpisodeInput, IngestTrajectoriesInput } from './store/ingest
 export { ingestEpisodeSchema, maxIngestEpisodes, maxIngestTurns } from './store/ingest-episode.ts';
 export type { IngestedTrajectory, IngestResult } from './store/ingest-trajectories.ts';
 export { scorableStatuses } from './store/group-transitions.ts';
+export type { PublicationRow, ServingReplicas } from './store/publications.ts';
 export type { SweepResult, SweepScope, SweptEpisode } from './store/sweep-trajectories.ts';
 export { sweepScopes } from './store/sweep-trajectories.ts';
 export type { TrajectoryLease } from './store/trajectory-leases.ts';

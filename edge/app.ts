@@ -11,6 +11,7 @@ import { bearerAuth } from './middleware/bearer-auth.ts';
 import { withStore } from './middleware/with-store.ts';
 import type { UpstreamEndpoint } from './proxy/upstream.ts';
 import type { EpisodeDispatcher } from './rollouts/episode-message.ts';
+import type { ReplicaRouter } from './routing/replica-router.ts';
 import { groupRoutes } from './routes/groups.ts';
 import { proxyRoutes } from './routes/proxy.ts';
 import { episodeLeaseDefaults } from './rollouts/episode-leases.ts';
@@ -52,6 +53,11 @@ export interface EdgeDeps {
   readonly dispatcher: EpisodeDispatcher;
   /** The inference endpoint the proxy forwards to. */
   readonly upstream: UpstreamEndpoint;
+  /**
+   * The inference fleet (INFERENCE_REPLICAS): routes refuse a version no replica holds, and the proxy
+   * sends each call to a replica holding its model.
+   */
+  readonly fleet?: ReplicaRouter;
   /** Bearer keys accepted on /v1 (at least one). */
   readonly apiKeys: readonly string[];
   /** The model requests get when they name no policy or experiment. */
@@ -80,6 +86,7 @@ export function createApp(deps: EdgeDeps) {
         environments: deps.environments,
         dispatcher: deps.dispatcher,
         defaultModel: deps.defaultModel,
+        ...(deps.fleet ? { fleet: deps.fleet } : {}),
         maxBodyBytes: limits.rolloutBodyBytes,
         ...(deps.provides ? { provides: deps.provides } : {}),
         leaseSeconds: deps.episodeLeaseSeconds ?? episodeLeaseDefaults.leaseSeconds,
@@ -90,6 +97,7 @@ export function createApp(deps: EdgeDeps) {
       groupRoutes({
         environments: deps.environments,
         defaultModel: deps.defaultModel,
+        ...(deps.fleet ? { fleet: deps.fleet } : {}),
         maxBodyBytes: limits.rolloutBodyBytes,
       }),
     )
@@ -97,6 +105,7 @@ export function createApp(deps: EdgeDeps) {
       '/trajectories',
       trajectoryRoutes({
         defaultModel: deps.defaultModel,
+        ...(deps.fleet ? { fleet: deps.fleet } : {}),
         maxBodyBytes: limits.trajectoryBodyBytes,
         maxIngestBytes: limits.ingestBodyBytes,
         pollMs: limits.ssePollMs,
@@ -107,6 +116,7 @@ export function createApp(deps: EdgeDeps) {
       '/',
       proxyRoutes({
         upstream: deps.upstream,
+        ...(deps.fleet ? { fleet: deps.fleet } : {}),
         maxBodyBytes: limits.proxyBodyBytes,
         logError: (error) => logError(error, new Request('http://edge/v1/chat/completions')),
       }),

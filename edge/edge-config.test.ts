@@ -89,15 +89,33 @@ describe('edgeConfigFromEnv', () => {
     expect(config.episodeConcurrency).toBe(8);
   });
 
+  it('reads a fleet from INFERENCE_REPLICAS, which replaces INFERENCE_BASE_URL', () => {
+    const config = edgeConfigFromEnv({
+      EDGE_API_KEYS: 'k',
+      INFERENCE_REPLICAS: 'http://a:8000/v1/, http://b:8000/v1,,http://a:8000/v1',
+    });
+    expect(config.fleet).toEqual({ replicas: ['http://a:8000/v1', 'http://b:8000/v1'], cacheMs: 1000 });
+    expect(config.upstream.baseUrl).toBe('http://a:8000/v1');
+    expect(
+      edgeConfigFromEnv({ EDGE_API_KEYS: 'k', INFERENCE_BASE_URL: 'http://h/v1' }).fleet,
+    ).toBeUndefined();
+    expect(() =>
+      edgeConfigFromEnv({ EDGE_API_KEYS: 'k', INFERENCE_REPLICAS: 'http://a:8000/v1,http://b:8000' }),
+    ).toThrow(/INFERENCE_REPLICAS must end in \/v1 .*got "http:\/\/b:8000"/);
+  });
+
   it('documents every variable it reads, with the defaults it applies', () => {
     const docs = Object.fromEntries(edgeConfigFields.map((field) => [field.doc.env, field.defaultValue]));
     expect(docs).toEqual({
       INFERENCE_BASE_URL: undefined,
+      INFERENCE_REPLICAS: undefined,
+      FLEET_CACHE_MS: 1000,
       INFERENCE_API_KEY: undefined,
       INFERENCE_TOKEN_IDS: true,
       INFERENCE_TIMEOUT_MS: 120_000,
       EDGE_API_KEYS: undefined,
       DEFAULT_MODEL: undefined,
+      SQL_DATABASE_URL: undefined,
       EPISODE_CONCURRENCY: 8,
       EPISODE_LEASE_SECONDS: 60,
       EPISODE_SWEEP_SECONDS: 60,

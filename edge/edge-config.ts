@@ -5,6 +5,8 @@ import { z } from 'zod';
 import { configFields, documented, parseConfig } from '../protocol/config-docs.ts';
 import { ConfigError } from '../protocol/config-error.ts';
 import type { UpstreamEndpoint } from './proxy/upstream.ts';
+import { parseReplicaList, replicaUrlProblem } from '../protocol/replica-url.ts';
+import type { FleetSettings } from './routing/replica-router.ts';
 import { type EpisodeLeaseSettings, episodeLeaseDefaults } from './rollouts/episode-leases.ts';
 
 export interface EdgeConfig {
@@ -21,6 +23,8 @@ export interface EdgeConfig {
   readonly episodes?: EpisodeLeaseSettings;
   /** Node: this edge's stable name on the episodes it runs; absent: `edge@<host>:<port>`. */
   readonly runner?: string;
+  /** The inference fleet (INFERENCE_REPLICAS); absent: the one endpoint of `upstream`. */
+  readonly fleet?: FleetSettings;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -58,6 +62,32 @@ export const edgeConfigSchema = z
         section,
       },
     ),
+    INFERENCE_REPLICAS: documented(
+      z
+        .string()
+        .transform((text) => parseReplicaList(text))
+        .superRefine((list, context) => {
+          for (const url of list) {
+            const problem = replicaUrlProblem(url);
+            if (problem) context.addIssue({ code: 'custom', message: problem });
+          }
+        })
+        .optional(),
+      {
+        doc: "the inference fleet, comma-separated base URLs up to /v1 (the trainer's --inference-url list); a version's requests go only to the replicas that hold it; replaces INFERENCE_BASE_URL",
+        shownDefault: 'none: INFERENCE_BASE_URL alone',
+        flag: 'replicas',
+        arg: 'URLS',
+        env: 'INFERENCE_REPLICAS',
+        section,
+      },
+    ),
+    FLEET_CACHE_MS: documented(positiveIntText().default(1000), {
+      doc: "with INFERENCE_REPLICAS: how long a model's replicas read from the store are reused, in ms",
+      source:
+        'an edgerl choice: a commit or a quarantine reaches routing within a second, at one store read a second per model',
+      env: 'FLEET_CACHE_MS',
+    }),
     INFERENCE_API_KEY: documented(z.string().optional(), {
       doc: 'bearer key for the inference endpoint; local servers need none',
       env: 'INFERENCE_API_KEY',
@@ -182,7 +212,8 @@ export const edgeConfigSchema = z
   .transform(
     (env): EdgeConfig => ({
       upstream: {
-        baseUrl: env.INFERENCE_BASE_URL,
+        // A fleet's first replica stands for the endpoint where one URL is needed (log lines).
+        baseUrl: env.INFERENCE_REPLICAS?.[0] ?? env.INFERENCE_BASE_URL,
         ...(env.INFERENCE_API_KEY ? { apiKey: env.INFERENCE_API_KEY } : {}),
         requestTokenIds: env.INFERENCE_TOKEN_IDS,
         timeoutMs: env.INFERENCE_TIMEOUT_MS,
@@ -199,6 +230,9 @@ export const edgeConfigSchema = z
         maxAgeSeconds: env.EPISODE_MAX_AGE_SECONDS,
       },
       ...(env.EDGE_RUNNER ? { runner: env.EDGE_RUNNER } : {}),
+      ...(env.INFERENCE_REPLICAS && env.INFERENCE_REPLICAS.length > 0
+        ? { fleet: { replicas: env.INFERENCE_REPLICAS, cacheMs: env.FLEET_CACHE_MS } }
+        : {}),
     }),
   );
 
@@ -223,5 +257,8 @@ export function edgeConfigFromEnv(env: Env): EdgeConfig {
     const value = env[name]?.trim();
     if (value) input[name] = value;
   }
+  // A fleet needs no separate single URL: its first replica stands in (the Worker's bindings).
+  const [firstReplica] = input.INFERENCE_REPLICAS ? parseReplicaList(input.INFERENCE_REPLICAS) : [];
+  if (input.INFERENCE_BASE_URL === undefined && firstReplica) input.INFERENCE_BASE_URL = firstReplica;
   return parseConfig(edgeConfigSchema, input, (issues) => new EdgeConfigError(issues), 'path');
 }

@@ -18,6 +18,11 @@ export interface FieldDoc {
   readonly arg?: string;
   /** For a flag without a value: what it sets the field to. */
   readonly sets?: string | number | boolean;
+  /**
+   * The flag may be given more than once (`--inference-url A --inference-url B`); the field then
+   * receives every value as a list of strings (its environment variable, one string).
+   */
+  readonly repeatable?: boolean;
   /** The environment variable read when the flag is absent. */
   readonly env?: string;
   /** The usage text's heading this field is listed under. */

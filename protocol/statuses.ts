@@ -12,6 +12,16 @@ export type PolicyVersionStatus = (typeof policyVersionStatuses)[number];
 export const taskSplits = ['train', 'eval'] as const;
 export type TaskSplit = (typeof taskSplits)[number];
 
+/**
+ * One adapter on one inference replica (`publications.state`), in the three phases of a fleet
+ * publication (OpenPipe ART's replica router: prepare, verify, commit): `loading` while it is copied
+ * and loaded there, `verified` once the replica lists it and answered a probe through it, `ready`
+ * once the version is committed with that replica (the only state requests are routed to), and
+ * `quarantined` when a phase failed there or the replica stopped serving it (retried by catch-up).
+ */
+export const publicationStates = ['loading', 'verified', 'ready', 'quarantined'] as const;
+export type PublicationState = (typeof publicationStates)[number];
+
 export const experimentStatuses = ['running', 'stopped'] as const;
 export type ExperimentStatus = (typeof experimentStatuses)[number];
 

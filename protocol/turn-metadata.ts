@@ -22,6 +22,8 @@ const assistantShape = {
   attempts: z.number().int().positive().optional(),
   /** Logprobs an endpoint returned without token ids (OpenAI): kept, but not token-exact. */
   untokenizedLogprobs: z.array(z.number()).optional(),
+  /** The inference replica that answered (a fleet's base URL), when the edge routes over a fleet. */
+  replica: z.string().min(1).optional(),
   /** Absent on turns written before the episode loop wrote it: those are the episode's. */
   recordedBy: z.enum(turnRecorders).optional(),
   /** Proxy: the reply was streamed to the client. */

@@ -5,14 +5,15 @@
 import { loadAbReport } from '../../experiments/load-ab-report.ts';
 import { promoteWarning } from '../../experiments/promote-warning.ts';
 import { defineCommand, UsageError } from '../command.ts';
-import { urlOption, urlUsage, withAbStore } from './ab-store.ts';
+import { fleetFromEnv, urlOption, urlUsage, withAbStore } from './ab-store.ts';
 
 export const abPromoteCommand = defineCommand({
   usage: `Usage: edgerl ab promote NAME ARM [--url URL]
 
 ARM is an arm's name (its version's served name, e.g. agent@4) or its version's id. The version
 becomes the default of its policy, the experiment stops, and the previous default is remembered:
-edgerl ab rollback POLICY restores it.
+edgerl ab rollback POLICY restores it. A version ready on no inference replica (of INFERENCE_REPLICAS,
+when set) is refused: run edgerl fleet catch-up first.
 
 Options:
 ${urlUsage}`,
@@ -37,7 +38,11 @@ ${urlUsage}`,
       }
       const warning = promoteWarning(report, arm.name);
       return {
-        result: await store.promoteArm({ experimentId: view.experiment.id, armId: arm.id }),
+        result: await store.promoteArm({
+          experimentId: view.experiment.id,
+          armId: arm.id,
+          ...fleetFromEnv(env),
+        }),
         warning,
       };
     });

@@ -1,7 +1,7 @@
 // `edgerl ab rollback POLICY`: undoes the policy's latest promote that has not been undone, restoring
 // the default version it replaced. Repeating it steps further back through the promotes.
 import { defineCommand } from '../command.ts';
-import { onePositional, urlOption, urlUsage, withAbStore } from './ab-store.ts';
+import { fleetFromEnv, onePositional, urlOption, urlUsage, withAbStore } from './ab-store.ts';
 
 export const abRollbackCommand = defineCommand({
   usage: `Usage: edgerl ab rollback POLICY [--url URL]
@@ -17,7 +17,7 @@ ${urlUsage}`,
     const policyName = onePositional(positionals, 'policy name', 'edgerl ab rollback POLICY');
     const result = await withAbStore({ values, env }, async (store) => {
       const policy = await store.getPolicy({ policyName });
-      return store.rollbackDefaultVersion({ policyId: policy.id });
+      return store.rollbackDefaultVersion({ policyId: policy.id, ...fleetFromEnv(env) });
     });
     stdout.write(
       `${result.policyName}: default version is now ${result.to.adapterName} again (rolled back from ${result.from.adapterName})\n`,

@@ -4,6 +4,7 @@
 import { openStore } from '../../db/drivers/open-store.ts';
 import { storeConfigFromEnv } from '../../db/drivers/store-config.ts';
 import type { Store } from '../../db/store.ts';
+import { parseReplicaList } from '../../protocol/replica-url.ts';
 import { type CommandInput, stringFlag, UsageError } from '../command.ts';
 
 export const urlOption = { url: { type: 'string' } } as const;
@@ -22,6 +23,15 @@ export async function withAbStore<T>(
   } finally {
     await store.close();
   }
+}
+
+/**
+ * The inference fleet the edge routes over (INFERENCE_REPLICAS, as the edge reads it), when set: a
+ * version made the default must be ready on one of these replicas.
+ */
+export function fleetFromEnv(env: NodeJS.ProcessEnv): { fleet: string[] } | Record<string, never> {
+  const replicas = env.INFERENCE_REPLICAS ? parseReplicaList(env.INFERENCE_REPLICAS) : [];
+  return replicas.length > 0 ? { fleet: replicas } : {};
 }
 
 /** Exactly one positional argument, named in the message when missing. */

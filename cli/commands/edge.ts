@@ -96,7 +96,11 @@ ${usageVariables(edgeConfigFields)}`,
     stdout.write(
       `edgerl edge: listening on ${edge.url} (store: ${edge.store.target}, ${edge.store.driver})\n`,
     );
-    stdout.write(`edgerl edge: inference at ${config.upstream.baseUrl}\n`);
+    stdout.write(
+      config.fleet
+        ? `edgerl edge: inference fleet of ${config.fleet.replicas.length}: ${config.fleet.replicas.join(', ')}\n`
+        : `edgerl edge: inference at ${config.upstream.baseUrl}\n`,
+    );
     if (generatedKey) stdout.write(`edgerl edge: API key for this run: ${generatedKey}\n`);
     await untilSignal();
     stdout.write('edgerl edge: shutting down\n');

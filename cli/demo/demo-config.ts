@@ -203,8 +203,19 @@ export const demoConfigSchema = z.strictObject({
     flag: 'concurrency',
     arg: 'N',
   }),
+  /*
+   * Replicas of the inference endpoint, each its own serve-model with its own copy of the model
+   * and its own runtime-loaded adapters: the trainer publishes every version to all of them and the
+   * edge routes a version only to those that hold it (docs/trainer.md, fleet publication).
+   */
+  replicas: documented(intBetween(1, 16).default(1), {
+    doc: 'inference replicas (serve-model instances) the trainer publishes to and the edge routes over',
+    source: 'one: the whole loop on one endpoint; more shows fleet publication',
+    flag: 'replicas',
+    arg: 'N',
+  }),
   inferencePort: documented(intBetween(0, 65_535).default(0), {
-    doc: "the inference endpoint's port",
+    doc: "the inference endpoint's port (replica i listens on port + i)",
     shownDefault: '0: a free port',
     flag: 'inference-port',
     arg: 'N',

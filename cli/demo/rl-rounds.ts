@@ -34,7 +34,7 @@ export async function rlRounds(
     store: Store;
     progress: Progress;
     client: EdgeClient;
-    inferenceUrl: string;
+    inferenceUrls: readonly string[];
     judge: JudgeDeps | undefined;
     stop: StopSignal;
   },
@@ -48,7 +48,7 @@ export async function rlRounds(
   }
   if (reusedRounds > 0) progress.line(`reusing ${reusedRounds} finished RL round(s); continuing`);
   const session = await TrainerSession.open(
-    demoTrainConfig('rl', config, paths, deps.inferenceUrl, deps.judge !== undefined),
+    demoTrainConfig('rl', config, paths, deps.inferenceUrls, deps.judge !== undefined),
     { store, progress, ...(deps.judge ? { judge: deps.judge } : {}) },
   );
   const rounds: RoundRecord[] = [];

@@ -59,7 +59,7 @@ export async function runDemo(config: DemoConfig, deps: DemoDeps): Promise<DemoS
     stop.check();
 
     end = phase('warmStart', '2/5 warm start: SFT on scripted demonstrations');
-    const warm = await warmStart(config, paths, { store, progress, inferenceUrl: services.inferenceUrl });
+    const warm = await warmStart(config, paths, { store, progress, inferenceUrls: services.inferenceUrls });
     end();
     stop.check();
 
@@ -72,7 +72,7 @@ export async function runDemo(config: DemoConfig, deps: DemoDeps): Promise<DemoS
       store,
       progress,
       client: services.client,
-      inferenceUrl: services.inferenceUrl,
+      inferenceUrls: services.inferenceUrls,
       judge,
       stop,
     });

@@ -1,6 +1,7 @@
 // Phase 1: the model directory (created once, `edgerl model init`'s work), the local inference
-// endpoint and the edge app in Node, both on local ports (0: free ones), sharing the demo's one
-// Store. Leaves out training: the trainer sessions open their own copy of the model.
+// endpoint (`--replicas` of it: a fleet the edge routes over) and the edge app in Node, all on local
+// ports (0: free ones), sharing the demo's one Store. Leaves out training: the trainer sessions open
+// their own copy of the model.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import type { Store } from '../../db/store.ts';
@@ -8,14 +9,17 @@ import { type RunningEdge, startEdge } from '../../edge/runtime/node.ts';
 import { initModelDir } from '../../model/init-model-dir.ts';
 import { type ServingModel, serveModel } from '../../serve/serve-model.ts';
 import type { DemoConfig, DemoPaths } from './demo-config.ts';
+import { catchUpFleet, describeCatchUp } from '../../trainer/train/catch-up-fleet.ts';
 import { EdgeClient } from './edge-client.ts';
+import { demoPolicyName } from './trainer-config.ts';
 
 export interface DemoServices {
-  readonly inference: ServingModel;
+  /** The inference endpoint's replicas (`--replicas`, one by default). */
+  readonly inference: readonly ServingModel[];
   readonly edge: RunningEdge;
   readonly client: EdgeClient;
-  /** The inference endpoint's OpenAI base URL (…/v1). */
-  readonly inferenceUrl: string;
+  /** Each replica's OpenAI base URL (…/v1), in order. */
+  readonly inferenceUrls: readonly string[];
   /** Whether the model directory was created by this run (false: reused). */
   readonly modelCreated: boolean;
   close(): Promise<void>;
@@ -55,22 +59,46 @@ export async function startServices(
     log(`reusing the model in ${paths.model}`);
   }
   mkdirSync(paths.adapters, { recursive: true });
-  const inference = await serveModel({
-    modelDir: paths.model,
-    adaptersDir: paths.adapters,
-    port: config.inferencePort,
-    ...(config.backend ? { backend: config.backend } : {}),
-    log,
-  });
-  const inferenceUrl = `${inference.url}/v1`;
-  log(`inference endpoint (vLLM-compatible) at ${inferenceUrl}`);
+  // Each replica loads the model and the adapters already published at start; later ones arrive by
+  // publication (and by catch-up, below, for those this store knows under other addresses).
+  const inference: ServingModel[] = [];
+  const closeInference = () => Promise.all(inference.map((replica) => replica.close()));
   // A per-run key: the edge always wants one, and nothing outside this process needs it.
   const apiKey = randomBytes(16).toString('hex');
   let edge: RunningEdge;
+  let inferenceUrls: string[];
   try {
+    for (let index = 0; index < config.replicas; index++) {
+      inference.push(
+        await serveModel({
+          modelDir: paths.model,
+          adaptersDir: paths.adapters,
+          port: config.inferencePort === 0 ? 0 : config.inferencePort + index,
+          ...(config.backend ? { backend: config.backend } : {}),
+          log,
+        }),
+      );
+    }
+    inferenceUrls = inference.map((replica) => `${replica.url}/v1`);
+    const fleet = inferenceUrls.length > 1;
+    log(
+      fleet
+        ? `inference fleet (vLLM-compatible): ${inferenceUrls.length} replicas at ${inferenceUrls.join(', ')}`
+        : `inference endpoint (vLLM-compatible) at ${inferenceUrls[0]}`,
+    );
+    for (const line of describeCatchUp(
+      await catchUpFleet({
+        store,
+        fleet: { replicas: inferenceUrls, timeoutMs: policyTimeoutMs },
+        policyName: demoPolicyName,
+      }),
+    )) {
+      log(line);
+    }
     edge = await startEdge({
       config: {
-        upstream: { baseUrl: inferenceUrl, requestTokenIds: true, timeoutMs: policyTimeoutMs },
+        upstream: { baseUrl: inferenceUrls[0] as string, requestTokenIds: true, timeoutMs: policyTimeoutMs },
+        ...(fleet ? { fleet: { replicas: inferenceUrls, cacheMs: 1000 } } : {}),
         apiKeys: [apiKey],
         episodeConcurrency: config.concurrency,
         policyTimeoutMs,
@@ -80,7 +108,7 @@ export async function startServices(
       log: (line) => log(`edge: ${line}`),
     });
   } catch (error) {
-    await inference.close();
+    await closeInference();
     throw error;
   }
   log(
@@ -90,11 +118,11 @@ export async function startServices(
     inference,
     edge,
     client: new EdgeClient(edge.url, apiKey),
-    inferenceUrl,
+    inferenceUrls,
     modelCreated,
     async close() {
       await edge.close();
-      await inference.close();
+      await closeInference();
     },
   };
 }

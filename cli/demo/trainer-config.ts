@@ -1,5 +1,5 @@
 // The trainer settings both training phases share (policy `demo`, the demo's model, output and
-// serving directories, the local endpoint), with the mode-specific parts on top. Rewards: the
+// serving directories, the local endpoint's replicas), with the mode-specific parts on top. Rewards: the
 // environment's verifier, mixed with RULER when a judge is configured (JUDGE_BASE_URL), as the issue asks.
 import { resolve } from 'node:path';
 import { resolveTrainConfig, type TrainConfig, type TrainMode } from '../../trainer/train/train-config.ts';
@@ -12,7 +12,7 @@ export function demoTrainConfig(
   mode: TrainMode,
   config: DemoConfig,
   paths: DemoPaths,
-  inferenceUrl: string,
+  inferenceUrls: readonly string[],
   withJudge: boolean,
 ): TrainConfig {
   return resolveTrainConfig({
@@ -21,7 +21,7 @@ export function demoTrainConfig(
     modelDir: paths.model,
     outputDir: paths.train,
     servingDir: paths.adapters,
-    inference: { baseUrl: inferenceUrl },
+    inference: { baseUrl: [...inferenceUrls] },
     reward: withJudge ? 'ruler+verifier' : 'verifier',
     groupsPerStep: config.groupsPerRound,
     owner: `demo:${resolve(paths.train)}`.slice(0, 200),

@@ -40,7 +40,7 @@ export function demonstrationLines(count: number, seed: number, giveUpRate: numb
 export async function warmStart(
   config: DemoConfig,
   paths: DemoPaths,
-  deps: { store: Store; progress: Progress; inferenceUrl: string },
+  deps: { store: Store; progress: Progress; inferenceUrls: readonly string[] },
 ): Promise<WarmStartResult> {
   const existing = await publishedVersions(deps.store, demoPolicyName);
   const first = existing[0];
@@ -52,10 +52,13 @@ export async function warmStart(
     paths.demonstrations,
     `${demonstrationLines(config.sftDemonstrations, config.seed, config.demonstrationGiveUpRate).join('\n')}\n`,
   );
-  const session = await TrainerSession.open(demoTrainConfig('sft', config, paths, deps.inferenceUrl, false), {
-    store: deps.store,
-    progress: deps.progress,
-  });
+  const session = await TrainerSession.open(
+    demoTrainConfig('sft', config, paths, deps.inferenceUrls, false),
+    {
+      store: deps.store,
+      progress: deps.progress,
+    },
+  );
   try {
     const report = await runSft(session);
     if (report.kind !== 'published')

@@ -76,6 +76,27 @@ describe('config flags', () => {
     expect(() => readConfigFlags(fields, { size: 'big' }, {})).toThrow('--size must be a number, got "big"');
   });
 
+  it('collects every occurrence of a repeatable flag; its variable is one string', () => {
+    const repeated = configFields(
+      z.strictObject({
+        urls: documented(z.union([z.string(), z.array(z.string())]).optional(), {
+          doc: 'where',
+          flag: 'url',
+          arg: 'URL',
+          repeatable: true,
+          env: 'X_URLS',
+        }),
+      }),
+    );
+    expect(configOptions(repeated)).toEqual({ url: { type: 'string', multiple: true } });
+    expect(readConfigFlags(repeated, { url: ['a', 'b,c'] }, { X_URLS: 'env' })).toEqual({
+      urls: ['a', 'b,c'],
+    });
+    expect(readConfigFlags(repeated, {}, { X_URLS: 'd,e' })).toEqual({ urls: 'd,e' });
+    expect(readConfigFlags(repeated, {}, {})).toEqual({});
+    expect(usageOptions(repeated)).toBe('Options:\n  --url URL                where (repeatable; or X_URLS)');
+  });
+
   it('writes one usage line per flag under its section, with choices, env and default', () => {
     expect(usageOptions(fields, ['B'])).toBe(
       [

@@ -8,7 +8,13 @@ import { type CommandInput, type OptionSpec, stringFlag, UsageError } from '../c
 export function configOptions(fields: readonly ConfigField[]): OptionSpec {
   const options: OptionSpec = {};
   for (const { doc } of fields) {
-    if (doc.flag) options[doc.flag] = { type: doc.arg === undefined ? 'boolean' : 'string' };
+    if (!doc.flag) continue;
+    options[doc.flag] =
+      doc.arg === undefined
+        ? { type: 'boolean' }
+        : doc.repeatable
+          ? { type: 'string', multiple: true }
+          : { type: 'string' };
   }
   return options;
 }
@@ -25,6 +31,14 @@ export function readConfigFlags(
     if (!flag) continue;
     if (arg === undefined) {
       if (values[flag] === true && sets !== undefined) setPath(input, field.path, sets);
+      continue;
+    }
+    if (field.doc.repeatable) {
+      // Every occurrence, as given: the field's schema splits and checks them.
+      const given = values[flag];
+      const all = Array.isArray(given) ? given.map(String) : typeof given === 'string' ? [given] : [];
+      if (all.length > 0) setPath(input, field.path, all);
+      else if (variable && env[variable]) setPath(input, field.path, env[variable]);
       continue;
     }
     const raw = stringFlag(values, flag) ?? (variable && env[variable] ? env[variable] : undefined);

@@ -26,6 +26,7 @@ export function optionLine({ doc, choices, defaultValue }: ConfigField): string 
   const name = `  --${doc.flag}${doc.arg ? ` ${doc.arg}` : ''}`;
   const takesValue = doc.arg !== undefined;
   const notes = [
+    doc.repeatable ? 'repeatable' : undefined,
     doc.env ? `or ${doc.env}` : undefined,
     takesValue ? defaultText(doc.shownDefault, defaultValue) : undefined,
   ].filter((note) => note !== undefined);

@@ -5,6 +5,7 @@ export * from './judge-scores.ts';
 export * from './policies.ts';
 export * from './policy-default-changes.ts';
 export * from './policy-leases.ts';
+export * from './publications.ts';
 export * from './rollout-groups.ts';
 export * from './tasks.ts';
 export * from './training-steps.ts';

@@ -8,11 +8,21 @@ import type { StoreDb } from '../store-db.ts';
 import { id } from './fields.ts';
 import { parseInput } from './parse-input.ts';
 import { getPolicy, type PolicyRef } from './policies.ts';
+import { readyOnFleet } from './publications.ts';
 
-const setDefaultVersionSchema = z.object({ policyId: id, versionId: id });
+const setDefaultVersionSchema = z.object({
+  policyId: id,
+  versionId: id,
+  /** The inference replicas traffic goes to, when the caller knows the fleet (readyOnFleet). */
+  fleet: z.array(z.string().min(1).max(2000)).max(1000).optional(),
+});
 export type SetDefaultVersionInput = z.input<typeof setDefaultVersionSchema>;
 
-/** Points the policy at a published version of its own (A/B promote and rollback). */
+/**
+ * Points the policy at a published version of its own (A/B promote and rollback). A version that no
+ * replica serves is never the default: one published through the fleet needs a `ready` replica (of
+ * `fleet`, when given), else `conflict` (publications.ts, readyOnFleet).
+ */
 export async function setDefaultVersion(db: StoreDb, input: SetDefaultVersionInput): Promise<PolicyVersion> {
   const request = parseInput(setDefaultVersionSchema, input, 'setDefaultVersion');
   return db.transaction(async (tx) => {
@@ -30,6 +40,8 @@ export async function setDefaultVersion(db: StoreDb, input: SetDefaultVersionInp
         `${version.adapterName} is ${version.status}; only a published version can be the default`,
       );
     }
+    const served = await readyOnFleet(tx, version, request.fleet);
+    if (!served.ok) throw new StoreError('conflict', served.reason);
     const updated = await tx
       .update(policies)
       .set({ defaultVersionId: version.id })

@@ -61,6 +61,8 @@ const publishPolicyVersionSchema = z.object({
   adapterUri: z.string().min(1).max(2000).optional(),
   /** Also make it the policy's default version. */
   makeDefault: z.boolean().default(false),
+  /** With makeDefault: the fleet it must be ready on (setDefaultVersion). */
+  fleet: z.array(z.string().min(1).max(2000)).max(1000).optional(),
 });
 export type PublishPolicyVersionInput = z.input<typeof publishPolicyVersionSchema>;
 
@@ -94,7 +96,11 @@ export async function publishPolicyVersion(
       .returning();
     if (!published) throw new Error('update returned no row');
     if (request.makeDefault)
-      await setDefaultVersion(tx, { policyId: current.policyId, versionId: current.id });
+      await setDefaultVersion(tx, {
+        policyId: current.policyId,
+        versionId: current.id,
+        ...(request.fleet ? { fleet: request.fleet } : {}),
+      });
     return published;
   });
 }

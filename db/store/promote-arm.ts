@@ -14,7 +14,12 @@ import { setDefaultVersion } from './default-version.ts';
 import { id } from './fields.ts';
 import { parseInput } from './parse-input.ts';
 
-const promoteArmSchema = z.object({ experimentId: id, armId: id });
+const promoteArmSchema = z.object({
+  experimentId: id,
+  armId: id,
+  /** The inference replicas the edge routes to, when known: the version must be ready on one. */
+  fleet: z.array(z.string().min(1).max(2000)).max(1000).optional(),
+});
 export type PromoteArmInput = z.input<typeof promoteArmSchema>;
 
 export interface PromoteArmResult {
@@ -45,7 +50,11 @@ export async function promoteArm(db: StoreDb, input: PromoteArmInput): Promise<P
     const [previous] = policy.defaultVersionId
       ? await tx.select().from(policyVersions).where(eq(policyVersions.id, policy.defaultVersionId))
       : [];
-    const promoted = await setDefaultVersion(tx, { policyId: policy.id, versionId: arm.policyVersionId });
+    const promoted = await setDefaultVersion(tx, {
+      policyId: policy.id,
+      versionId: arm.policyVersionId,
+      ...(request.fleet ? { fleet: request.fleet } : {}),
+    });
     let change: PolicyDefaultChange | undefined;
     if (previous?.id !== promoted.id) {
       [change] = await tx

@@ -13,7 +13,11 @@ import { setDefaultVersion } from './default-version.ts';
 import { id } from './fields.ts';
 import { parseInput } from './parse-input.ts';
 
-const rollbackSchema = z.object({ policyId: id });
+const rollbackSchema = z.object({
+  policyId: id,
+  /** The inference replicas the edge routes to, when known: the version must be ready on one. */
+  fleet: z.array(z.string().min(1).max(2000)).max(1000).optional(),
+});
 export type RollbackDefaultVersionInput = z.input<typeof rollbackSchema>;
 
 export interface RollbackDefaultVersionResult {
@@ -73,6 +77,7 @@ export async function rollbackDefaultVersion(
     const restored = await setDefaultVersion(tx, {
       policyId: policy.id,
       versionId: promote.change.fromVersionId,
+      ...(request.fleet ? { fleet: request.fleet } : {}),
     });
     const [change] = await tx
       .insert(policyDefaultChanges)

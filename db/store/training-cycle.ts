@@ -3,7 +3,10 @@
 // that carried no signal too, with the reason kept), and per-trajectory training notes (tokenization
 // drift) are merged into the trajectories' metadata. One transaction, so a trainer killed at any
 // point either finished all of it or none, and a group is never marked without the version that
-// includes it; a version is published only by the holder of its policy's lease. Also: noting why a publication failed on the unpublished version.
+// includes it; a version is published only by the holder of its policy's lease. With a fleet, the
+// replicas that verified the version become `ready` in the same transaction (publications.ts), so a
+// version is never published without the replicas that serve it, nor served before it is published.
+// Also: noting why a publication failed on the unpublished version.
 import { eq, inArray, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { StoreError } from '../errors.ts';
@@ -17,6 +20,7 @@ import { markGroupsTrained } from './mark-groups-trained.ts';
 import { parseInput } from './parse-input.ts';
 import { assertPolicyLease } from './policy-leases.ts';
 import { publishPolicyVersion } from './policy-versions.ts';
+import { commitPublications } from './publications.ts';
 
 const commitTrainingCycleSchema = z.object({
   owner: leaseOwner,
@@ -25,6 +29,17 @@ const commitTrainingCycleSchema = z.object({
   /** Where the published adapter lives (a path or URL). */
   adapterUri: z.string().min(1).max(2000).optional(),
   makeDefault: z.boolean().default(false),
+  /**
+   * Fleet publication's commit: the replicas that verified the version (their `verified` rows become
+   * `ready` here, in the same transaction as the version's publication) and the fleet they belong
+   * to (a default must be ready on one of it). Absent: no replica rows are touched.
+   */
+  replicas: z
+    .object({
+      acknowledged: z.array(z.string().min(1).max(2000)).min(1).max(1000),
+      fleet: z.array(z.string().min(1).max(2000)).min(1).max(1000),
+    })
+    .optional(),
   trainingRunId: id.optional(),
   /** Every group the version includes; all must be leased by `owner`. */
   groupIds: z.array(id).max(1000).default([]),
@@ -62,11 +77,21 @@ export async function commitTrainingCycle(
       if (!target) throw new StoreError('not-found', `policy version ${commit.versionId} does not exist`);
       await assertPolicyLease(tx, [target.policyId], commit.owner);
     }
+    if (commit.versionId && commit.replicas) {
+      const ready = await commitPublications(tx, commit.versionId, commit.replicas.acknowledged);
+      if (ready.length === 0) {
+        throw new StoreError(
+          'conflict',
+          `commitTrainingCycle: none of ${commit.replicas.acknowledged.join(', ')} has verified version ${commit.versionId}`,
+        );
+      }
+    }
     const version = commit.versionId
       ? await publishPolicyVersion(tx, {
           versionId: commit.versionId,
           adapterUri: commit.adapterUri,
           makeDefault: commit.makeDefault,
+          ...(commit.replicas ? { fleet: commit.replicas.fleet } : {}),
         })
       : undefined;
     let groups: RolloutGroup[] = [];

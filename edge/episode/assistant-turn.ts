@@ -45,6 +45,7 @@ export function assistantTurn(
     // Prompt ids are not stored: they repeat every earlier turn (quadratic in episode length), and
     // the trainer re-renders the prompt from the stored messages; promptTokenCount is kept instead.
     ...(response.untokenizedLogprobs ? { untokenizedLogprobs: response.untokenizedLogprobs } : {}),
+    ...(response.replica ? { replica: response.replica } : {}),
   };
   return {
     trajectoryId: context.trajectoryId,

@@ -28,6 +28,8 @@ export interface PolicyResponse {
   readonly promptTokenCount?: number;
   /** The model or adapter name that actually answered. */
   readonly servedBy: string;
+  /** The inference replica that answered, when the edge routes over a fleet. */
+  readonly replica?: string;
   readonly latencyMs: number;
 }
 

@@ -3,6 +3,7 @@
 import { chatCompletionsUrl } from '../../protocol/openai/chat-completions-url.ts';
 import { errorMessageWithCause } from '../../protocol/error-message.ts';
 import { ApiError } from '../http/api-error.ts';
+import type { FleetFetch } from '../routing/fleet-fetch.ts';
 
 export interface UpstreamEndpoint {
   /** The API root up to `/v1`, e.g. `http://127.0.0.1:8000/v1`. */
@@ -13,6 +14,8 @@ export interface UpstreamEndpoint {
   /** One call's limit in milliseconds. */
   readonly timeoutMs: number;
   readonly fetch?: typeof fetch;
+  /** Over an inference fleet: sends to a replica that holds the body's model (edge/routing/fleet-fetch.ts). */
+  readonly fleet?: FleetFetch;
 }
 
 export interface UpstreamReply {
@@ -31,7 +34,7 @@ export async function callUpstream(
   const timeout = AbortSignal.timeout(endpoint.timeoutMs);
   const started = performance.now();
   try {
-    const response = await (endpoint.fetch ?? fetch)(url, {
+    const response = await send(endpoint, url, body, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
@@ -48,6 +51,7 @@ export async function callUpstream(
       latencyMs: performance.now() - started,
     };
   } catch (error) {
+    if (error instanceof ApiError) throw error;
     const reason = timeout.aborted
       ? `no answer within ${endpoint.timeoutMs} ms`
       : errorMessageWithCause(error);
@@ -64,7 +68,7 @@ export async function openUpstream(
   const url = chatCompletionsUrl(endpoint.baseUrl);
   const timeout = AbortSignal.timeout(endpoint.timeoutMs);
   try {
-    return await (endpoint.fetch ?? fetch)(url, {
+    return await send(endpoint, url, body, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
@@ -75,9 +79,20 @@ export async function openUpstream(
       signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
     });
   } catch (error) {
+    if (error instanceof ApiError) throw error;
     const reason = timeout.aborted
       ? `no answer within ${endpoint.timeoutMs} ms`
       : errorMessageWithCause(error);
     throw new ApiError('bad-gateway', `inference endpoint ${url}: ${reason}`, { cause: error });
   }
+}
+
+/** One endpoint's fetch, or the fleet's (which picks the replica by the body's model). */
+function send(
+  endpoint: UpstreamEndpoint,
+  url: string,
+  body: Record<string, unknown>,
+  init: RequestInit,
+): Promise<Response> {
+  return endpoint.fleet ? endpoint.fleet(String(body.model), init) : (endpoint.fetch ?? fetch)(url, init);
 }

@@ -11,6 +11,7 @@ import { type CapabilityName, missingCapabilities } from '../environments/capabi
 import type { Environment, EnvironmentTask } from '../environments/environment.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 import { ApiError, invalidField } from '../http/api-error.ts';
+import type { ReplicaRouter } from '../routing/replica-router.ts';
 import { resolveRoute } from '../routing/resolve-route.ts';
 import { groupRouteFields, type Route, trajectoryRouteFields } from '../routing/route.ts';
 import { type EpisodeDispatcher, episodeMessage } from './episode-message.ts';
@@ -69,6 +70,8 @@ export interface StartRolloutContext {
   readonly environments: Readonly<Record<string, Environment>>;
   readonly dispatcher: EpisodeDispatcher;
   readonly defaultModel: string | undefined;
+  /** The inference fleet, when there is one: a version no replica holds is refused (resolveRoute). */
+  readonly fleet?: ReplicaRouter;
   /**
    * The capabilities this edge's episode runner provides (e.g. `sql` when a SQL sandbox is set up);
    * an environment needing another is refused here, before anything is written. Absent: not checked.
@@ -137,6 +140,7 @@ async function routeRolloutGroup(context: GroupContext, environment: Environment
       stickinessKey,
     },
     context.defaultModel,
+    context.fleet,
   );
   const settings = request.settings ?? {};
   const routed = groupRouteFields(route);

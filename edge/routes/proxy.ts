@@ -9,9 +9,13 @@ import { bodyLimit } from '../middleware/body-limit.ts';
 import { proxyRequestSchema } from '../proxy/proxy-request.ts';
 import { recordChatCompletion } from '../proxy/record-chat-completion.ts';
 import type { UpstreamEndpoint } from '../proxy/upstream.ts';
+import { fleetFetch } from '../routing/fleet-fetch.ts';
+import type { ReplicaRouter } from '../routing/replica-router.ts';
 
 export interface ProxyRouteDeps {
   readonly upstream: UpstreamEndpoint;
+  /** The inference fleet, when there is one: each call goes to a replica holding its model. */
+  readonly fleet?: ReplicaRouter;
   readonly maxBodyBytes: number;
   readonly logError?: (error: unknown) => void;
 }
@@ -33,7 +37,9 @@ export function proxyRoutes(deps: ProxyRouteDeps) {
     const result = await recordChatCompletion(
       {
         store: c.var.store,
-        upstream: deps.upstream,
+        upstream: deps.fleet
+          ? { ...deps.upstream, fleet: fleetFetch(deps.fleet.forStore(c.var.store), deps.upstream.fetch) }
+          : deps.upstream,
         keepStore: c.var.keepStore,
         ...(deps.logError ? { logError: deps.logError } : {}),
       },

@@ -8,11 +8,13 @@ import { parseBody } from '../http/parse-body.ts';
 import { bodyLimit } from '../middleware/body-limit.ts';
 import type { EpisodeDispatcher } from '../rollouts/episode-message.ts';
 import { rolloutRequestSchema, startRollout } from '../rollouts/start-rollout.ts';
+import type { ReplicaRouter } from '../routing/replica-router.ts';
 
 export interface RolloutRouteDeps {
   readonly environments: Readonly<Record<string, Environment>>;
   readonly dispatcher: EpisodeDispatcher;
   readonly defaultModel: string | undefined;
+  readonly fleet?: ReplicaRouter;
   readonly maxBodyBytes: number;
   readonly provides?: readonly CapabilityName[];
   /** The episode lease, which a queued slot waits for its first runner. */
@@ -28,6 +30,7 @@ export function rolloutRoutes(deps: RolloutRouteDeps) {
         environments: deps.environments,
         dispatcher: deps.dispatcher,
         defaultModel: deps.defaultModel,
+        ...(deps.fleet ? { fleet: deps.fleet } : {}),
         ...(deps.provides ? { provides: deps.provides } : {}),
         awaitRunnerSeconds: deps.leaseSeconds,
       },

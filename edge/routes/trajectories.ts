@@ -11,11 +11,14 @@ import { ApiError, invalidField } from '../http/api-error.ts';
 import { parseBody, parseValue, readJsonBody } from '../http/parse-body.ts';
 import { classifyTrajectoriesBody, ingestError } from './ingest-request.ts';
 import { bodyLimit } from '../middleware/body-limit.ts';
+import type { ReplicaRouter } from '../routing/replica-router.ts';
 import { resolveRoute } from '../routing/resolve-route.ts';
 import { recordedRoute, type Route, trajectoryRouteFields } from '../routing/route.ts';
 
 export interface TrajectoryRouteDeps {
   readonly defaultModel: string | undefined;
+  /** The inference fleet, when there is one: a version no replica holds is refused (resolveRoute). */
+  readonly fleet?: ReplicaRouter;
   readonly maxBodyBytes: number;
   /** The limit for a body with whole episodes (POST / with `turns` or `episodes`). */
   readonly maxIngestBytes: number;
@@ -107,6 +110,7 @@ export function trajectoryRoutes(deps: TrajectoryRouteDeps) {
             stickinessKey,
           },
           deps.defaultModel,
+          deps.fleet,
         );
       }
       const routed = route ? trajectoryRouteFields(route) : { metadata: {} };

@@ -7,8 +7,9 @@
 import type { PolicyVersion } from '../../db/schema/policies.ts';
 import type { Store } from '../../db/store.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
-import { invalidField } from '../http/api-error.ts';
+import { ApiError, invalidField } from '../http/api-error.ts';
 import { pickArm } from '../../experiments/pick-arm.ts';
+import type { ReplicaPicker, ReplicaRouter } from './replica-router.ts';
 import type { Route } from './route.ts';
 import { servedModel } from './served-model.ts';
 
@@ -21,8 +22,38 @@ export interface RouteRequest {
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** Throws a 400 naming `policy` or `experiment` when the name resolves to nothing servable. */
+/**
+ * Throws a 400 naming `policy` or `experiment` when the name resolves to nothing servable; with a
+ * fleet, a 503 when the version it resolves to is ready on no replica (refuseUnheld).
+ */
 export async function resolveRoute(
+  store: Store,
+  request: RouteRequest,
+  defaultModel: string | undefined,
+  fleet?: ReplicaRouter,
+): Promise<Route> {
+  const route = await routeOf(store, request, defaultModel);
+  // Read through `store`: it may be a transaction the route is resolved in.
+  if (fleet) await refuseUnheld(fleet.forStore(store), route);
+  return route;
+}
+
+/**
+ * Over a fleet, a route to a trained version that no replica holds is refused before anything is
+ * recorded (503: a catch-up may load it), rather than started and left to fail at its first call.
+ */
+async function refuseUnheld(fleet: ReplicaPicker, route: Route): Promise<void> {
+  if (!route.policyVersionId) return;
+  const choice = await fleet.choose(route.model);
+  if (choice.replicas.length === 0) {
+    throw new ApiError(
+      'unavailable',
+      `${route.model} is ready on no inference replica (publications); run edgerl fleet catch-up`,
+    );
+  }
+}
+
+async function routeOf(
   store: Store,
   request: RouteRequest,
   defaultModel: string | undefined,

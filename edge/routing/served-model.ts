@@ -5,13 +5,9 @@
 // inference server knows it, set when the policy is created: the trainer's `--base-model-name`).
 import type { Policy, PolicyVersion } from '../../db/schema/policies.ts';
 import type { Store } from '../../db/store.ts';
+import { isBaseVersion, type VersionShape } from '../../protocol/base-version.ts';
 
-type VersionShape = Pick<PolicyVersion, 'version' | 'adapterUri' | 'trainingRunId'>;
-
-/** True for the version that stands for the base weights (no adapter to load). */
-export function isBaseVersion(version: VersionShape): boolean {
-  return version.version === 0 && version.adapterUri === null && version.trainingRunId === null;
-}
+export { isBaseVersion };
 
 /** Pure: the served name, given the version's policy. */
 function servedModelName(

@@ -24,13 +24,14 @@ import { environments as shippedEnvironments } from '../environments/environment
 import type { EpisodeSettings } from '../episode/episode-defaults.ts';
 import type { EpisodeEvent } from '../episode/episode-events.ts';
 import type { EpisodeDeps } from '../episode/run-episode.ts';
-import { OpenAIPolicyClient } from '../policy/openai-policy-client.ts';
+import { edgePolicyClient } from '../policy/edge-policy-client.ts';
 import type { PolicyClient } from '../policy/policy-client.ts';
 import { consumeEpisode } from '../rollouts/consume-episode.ts';
 import type { EpisodeDispatcher, EpisodeMessage } from '../rollouts/episode-message.ts';
 import { beatEveryMs, episodeLeaseDefaults } from '../rollouts/episode-leases.ts';
 import { InProcessEpisodeQueue } from '../rollouts/in-process-episode-queue.ts';
 import { LeaseKeeper } from '../rollouts/lease-keeper.ts';
+import { ReplicaRouter } from '../routing/replica-router.ts';
 import { sweepEpisodes } from '../rollouts/sweep-episodes.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 import { sharedStoreProvider } from '../store-provider.ts';
@@ -51,7 +52,7 @@ export interface StartEdgeOptions {
    * the embedded sandbox.
    */
   readonly sql?: ReadOnlySql;
-  /** Default: an OpenAI-compatible client for `config.upstream`. */
+  /** Default: an OpenAI-compatible client for `config.upstream`, or for the fleet (`config.fleet`). */
   readonly policy?: PolicyClient;
   readonly episodeSettings?: Partial<EpisodeSettings>;
   readonly episodeDeps?: Partial<EpisodeDeps>;
@@ -100,13 +101,8 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
       ? serverReadOnlySql({ url: config.sqlDatabaseUrl })
       : embeddedReadOnlySql();
   const sql = options.sql ?? (ownedSql as ReadOnlySql);
-  const policy =
-    options.policy ??
-    new OpenAIPolicyClient({
-      baseUrl: config.upstream.baseUrl,
-      ...(config.upstream.apiKey ? { apiKey: config.upstream.apiKey } : {}),
-      requestTokenIds: config.upstream.requestTokenIds,
-    });
+  const fleet = config.fleet ? new ReplicaRouter(config.fleet) : undefined;
+  const policy = options.policy ?? edgePolicyClient(config, fleet ? { router: fleet, store } : undefined);
   const maxAttempts = options.maxDeliveries ?? defaultMaxDeliveries;
   const leases = config.episodes ?? episodeLeaseDefaults;
   const keeper = new LeaseKeeper({
@@ -178,6 +174,7 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
     dispatcher,
     episodeLeaseSeconds: leases.leaseSeconds,
     upstream: config.upstream,
+    ...(fleet ? { fleet } : {}),
     apiKeys: config.apiKeys,
     provides: ['sql'],
     ...(config.defaultModel ? { defaultModel: config.defaultModel } : {}),

@@ -18,12 +18,13 @@ import { type EdgeConfig, edgeConfigFromEnv } from '../edge-config.ts';
 import { environments } from '../environments/environments.ts';
 import { errorResponse } from '../http/error-response.ts';
 import { ApiError } from '../http/api-error.ts';
-import { OpenAIPolicyClient } from '../policy/openai-policy-client.ts';
+import { edgePolicyClient } from '../policy/edge-policy-client.ts';
 import { consumeEpisode } from '../rollouts/consume-episode.ts';
 import { type EpisodeMessage, episodeMessageSchema } from '../rollouts/episode-message.ts';
 import { beatEveryMs, episodeLeaseDefaults } from '../rollouts/episode-leases.ts';
 import { LeaseKeeper } from '../rollouts/lease-keeper.ts';
 import { sweepEpisodes } from '../rollouts/sweep-episodes.ts';
+import { ReplicaRouter } from '../routing/replica-router.ts';
 import { queueMaxDeliveries, retryDelaySeconds } from '../rollouts/queue-delivery.ts';
 import { queueDispatcher } from './queue-dispatcher.ts';
 import { perUseStoreProvider } from '../store-provider.ts';
@@ -42,6 +43,9 @@ export interface WorkerEnv extends WorkerStoreBindings {
   /** Secret: the SQL sandbox's reader URL (`edgerl sandbox setup`); unset, sql-agent is refused. */
   readonly SQL_DATABASE_URL?: string;
   readonly INFERENCE_BASE_URL?: string;
+  /** The inference fleet, comma-separated base URLs (edge/edge-config.ts); replaces INFERENCE_BASE_URL. */
+  readonly INFERENCE_REPLICAS?: string;
+  readonly FLEET_CACHE_MS?: string;
   readonly INFERENCE_API_KEY?: string;
   readonly INFERENCE_TOKEN_IDS?: string;
   readonly INFERENCE_TIMEOUT_MS?: string;
@@ -56,6 +60,8 @@ export interface WorkerEnv extends WorkerStoreBindings {
 
 interface Prepared {
   readonly config: EdgeConfig;
+  /** The fleet's router (its cache lives as long as the isolate), when INFERENCE_REPLICAS is set. */
+  readonly fleet: ReplicaRouter | undefined;
   readonly app: EdgeApp;
   readonly openStore: WorkerStore['open'];
 }
@@ -68,17 +74,19 @@ function prepare(env: WorkerEnv): Prepared {
   if (cached) return cached;
   const config = edgeConfigFromEnv(env as unknown as Readonly<Record<string, string | undefined>>);
   const openStore = workerStore(env).open;
+  const fleet = config.fleet ? new ReplicaRouter(config.fleet) : undefined;
   const app = createApp({
     stores: perUseStoreProvider(openStore),
     environments,
     dispatcher: queueDispatcher(env.EPISODES),
     episodeLeaseSeconds: (config.episodes ?? episodeLeaseDefaults).leaseSeconds,
     upstream: config.upstream,
+    ...(fleet ? { fleet } : {}),
     apiKeys: config.apiKeys,
     provides: config.sqlDatabaseUrl ? ['sql'] : [],
     ...(config.defaultModel ? { defaultModel: config.defaultModel } : {}),
   });
-  const entry = { config, app, openStore };
+  const entry = { config, fleet, app, openStore };
   prepared.set(env, entry);
   return entry;
 }
@@ -98,14 +106,10 @@ export default {
   },
 
   async queue(batch: MessageBatchLike<unknown>, env: WorkerEnv, ctx: ExecutionContextLike): Promise<void> {
-    const { config, openStore } = prepare(env);
+    const { config, fleet, openStore } = prepare(env);
     const store = await openStore();
     const sql = config.sqlDatabaseUrl ? neonReadOnlySql(config.sqlDatabaseUrl) : undefined;
-    const policy = new OpenAIPolicyClient({
-      baseUrl: config.upstream.baseUrl,
-      ...(config.upstream.apiKey ? { apiKey: config.upstream.apiKey } : {}),
-      requestTokenIds: config.upstream.requestTokenIds,
-    });
+    const policy = edgePolicyClient(config, fleet ? { router: fleet, store } : undefined);
     const leases = config.episodes ?? episodeLeaseDefaults;
     const keeper = new LeaseKeeper({
       store,

@@ -1,6 +1,6 @@
-// End to end: `edgerl demo --quick --json` as a real process in a temporary working directory. Checks
-// that the loop completes and that every kind of data it should leave is in the store; not the
-// learning result (that is `npm run bench:learn`).
+// End to end: `edgerl demo --quick --json --replicas 2` as a real process in a temporary working
+// directory. Checks that the loop completes over a fleet of two inference replicas and that every
+// kind of data it should leave is in the store; not the learning result (that is `npm run bench:learn`).
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -18,7 +18,7 @@ let stderr = '';
 
 beforeAll(async () => {
   cwd = mkdtempSync(join(tmpdir(), 'edgerl-demo-'));
-  const child = spawn(process.execPath, [bin, 'demo', '--quick', '--json'], {
+  const child = spawn(process.execPath, [bin, 'demo', '--quick', '--json', '--replicas', '2'], {
     cwd,
     env: { ...process.env, JUDGE_BASE_URL: '' },
   });
@@ -44,7 +44,7 @@ async function query(sql: string): Promise<unknown[][]> {
   }
 }
 
-describe('edgerl demo --quick --json', () => {
+describe('edgerl demo --quick --json --replicas 2', () => {
   it('exits 0 and prints the summary as JSON', () => {
     expect(code, stderr.slice(-2000)).toBe(0);
     const summary = JSON.parse(stdout) as DemoSummary;
@@ -101,6 +101,18 @@ describe('edgerl demo --quick --json', () => {
       ['final', 3],
       ['start', 3],
     ]);
+    // Fleet publication: every published version is ready on both replicas, and episodes were
+    // answered by both (the edge rotates over the replicas that hold a version).
+    const readiness = await query(
+      `select v.adapter_name, count(*) filter (where p.state = 'ready') from policy_versions v
+         join publications p on p.policy_version_id = v.id where v.status = 'published' group by 1 order by 1`,
+    );
+    expect(readiness.length).toBeGreaterThanOrEqual(1);
+    for (const [, ready] of readiness) expect(Number(ready)).toBe(2);
+    const [[answering]] = (await query(
+      `select count(distinct metadata->>'replica') from turns where role = 'assistant'`,
+    )) as [[number]];
+    expect(Number(answering)).toBe(2);
   });
 
   it('writes a self-contained HTML report and the summary file', () => {

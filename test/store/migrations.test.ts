@@ -53,7 +53,8 @@ describe('migrations', () => {
       "select count(*) from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'",
     );
     // policies, policy_versions, training_runs, tasks, experiments, experiment_arms, rollout_groups,
-    // trajectories, turns, judge_scores, training_steps, policy_default_changes, policy_leases
-    expect(tables.rows[0]?.[0]).toBe(13);
+    // trajectories, turns, judge_scores, training_steps, policy_default_changes, policy_leases,
+    // publications
+    expect(tables.rows[0]?.[0]).toBe(14);
   });
 });

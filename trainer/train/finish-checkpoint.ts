@@ -3,11 +3,15 @@
 //      discarded, since publishing it would train those groups twice),
 //   2. record its steps (a step recorded before is skipped),
 //   3. register the version (`training`) and note it beside the checkpoint,
-//   4. publish the adapter (copy, load_lora_adapter, /v1/models, probe),
-//   5. in ONE transaction: version published (+ default), groups trained, drift notes,
+//   4. publish the adapter to the fleet (copy once; load, /v1/models and a probe on every replica;
+//      each replica's row in `publications` says how far it got),
+//   5. in ONE transaction: the replicas that verified it `ready`, version published (+ default),
+//      groups trained, drift notes,
 //   6. mark the checkpoint committed; optionally open an A/B experiment.
-// A failed publication stops after 4 with the reason on the version; the previous version keeps
-// serving and the next cycle tries again before training anything new.
+// A failed publication (fewer than --min-replicas verified it) stops after 4 with the reason on the
+// version; the previous version keeps serving and the next cycle tries again before training anything
+// new. A replica that failed while enough others verified is quarantined for the version and caught
+// up later (catch-up-fleet.ts).
 import { isStoreError } from '../../db/errors.ts';
 import {
   type Checkpoint,
@@ -18,7 +22,8 @@ import {
 } from './checkpoint.ts';
 import { abTestName } from './ab-test-name.ts';
 import type { LeaseKeeper } from './lease-keeper.ts';
-import { publishAdapter, type PublishStage } from './publish.ts';
+import type { PublishStage } from './publish.ts';
+import { type FleetPublishOutcome, publishToFleet } from './publish-fleet.ts';
 import type { TrainerSession } from './trainer-session.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 
@@ -31,6 +36,8 @@ export type FinishOutcome =
       readonly adapterUri: string;
       readonly groupIds: string[];
       readonly experimentId?: string;
+      /** The replicas it was committed with (its `ready` rows). */
+      readonly replicas: readonly string[];
     }
   | {
       readonly kind: 'publish-failed';
@@ -109,17 +116,21 @@ export async function finishCheckpoint(
   }
   const publication = checkpoint.publication as NonNullable<Checkpoint['publication']>;
 
-  // 4. Publication.
-  const published = await publishAdapter({
+  // 4. Publication: prepare and verify on every replica (publish-fleet.ts).
+  const published = await publishToFleet({
+    store,
+    versionId: publication.versionId,
+    adapterName: publication.adapterName,
     sourceDir: checkpoint.dir,
     servingDir: config.servingDir,
     ...(config.serverAdapterDir ? { serverDir: config.serverAdapterDir } : {}),
-    adapterName: publication.adapterName,
-    endpoint: config.inference,
+    fleet: config.inference,
     ...(deps.fetch ? { fetch: deps.fetch } : {}),
+    onPrepared: () => deps.hook?.('prepared'),
   });
-  if (!published.ok) {
-    const reason = `${published.stage}: ${published.reason}`;
+  if (!published.ok || published.acknowledged.length < config.inference.minReplicas) {
+    const failure = fleetFailure(published, config.inference.minReplicas, config.inference.replicas.length);
+    const reason = `${failure.stage}: ${failure.reason}`;
     await store
       .recordPublishFailure({ versionId: publication.versionId, reason: reason.slice(0, 2000) })
       .catch((error: unknown) =>
@@ -129,9 +140,14 @@ export async function finishCheckpoint(
     return {
       kind: 'publish-failed',
       adapterName: publication.adapterName,
-      stage: published.stage,
-      reason: published.reason,
+      stage: failure.stage,
+      reason: failure.reason,
     };
+  }
+  for (const failed of published.failed) {
+    progress.line(
+      `${failed.replica} quarantined for ${publication.adapterName} (${failed.stage}: ${failed.reason}); catch-up retries it`,
+    );
   }
   await deps.hook?.('published');
 
@@ -143,6 +159,7 @@ export async function finishCheckpoint(
       versionId: publication.versionId,
       adapterUri: published.adapterPath,
       makeDefault: config.publish.makeDefault,
+      replicas: { acknowledged: [...published.acknowledged], fleet: config.inference.replicas },
       trainingRunId: state.trainingRunId,
       groupIds: state.groupIds,
       groupReasons: state.groupReasons,
@@ -176,6 +193,27 @@ export async function finishCheckpoint(
     adapterUri: published.adapterPath,
     groupIds: state.groupIds,
     ...(experimentId ? { experimentId } : {}),
+    replicas: published.acknowledged,
+  };
+}
+
+/**
+ * Why the fleet publication cannot be committed: the copy failed, or fewer than `minReplicas`
+ * replicas verified the version (the first failure names the stage; every one is in its row).
+ */
+function fleetFailure(
+  outcome: FleetPublishOutcome,
+  minReplicas: number,
+  fleetSize: number,
+): { stage: PublishStage; reason: string } {
+  if (!outcome.ok) return outcome;
+  const [first] = outcome.failed;
+  // One endpoint: its own failure, as it always read.
+  if (fleetSize === 1 && first) return first;
+  const others = outcome.failed.length > 1 ? ` (and ${outcome.failed.length - 1} more replica(s))` : '';
+  return {
+    stage: first?.stage ?? 'load',
+    reason: `${outcome.acknowledged.length} of ${minReplicas} required replica(s) acknowledged it; ${first ? `${first.replica}: ${first.reason}` : 'none failed'}${others}`,
   };
 }
 

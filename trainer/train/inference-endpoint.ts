@@ -1,39 +1,40 @@
-// The inference server the trainer publishes adapters to (OpenAI-compatible, vLLM `--enable-lora` or
-// `edgerl serve-model`), as the zod slice of the train config. Talking to it is publish.ts.
+// The inference servers the trainer publishes adapters to (OpenAI-compatible, vLLM `--enable-lora` or
+// `edgerl serve-model`), as the zod slice of the train config: one URL, or a fleet of replicas
+// (repeated `--inference-url`, or a comma-separated EDGERL_INFERENCE_URL), each of which loads the
+// adapter itself. Talking to one replica is publish.ts; to the fleet, publish-fleet.ts.
 import { z } from 'zod';
 import { documented } from '../../protocol/config-docs.ts';
 import { intBetween } from '../../protocol/config-fields.ts';
+import { parseReplicaList, replicaUrlProblem } from '../../protocol/replica-url.ts';
 
 const section = 'Where';
 const required =
   '(or EDGERL_INFERENCE_URL) is required: the OpenAI-compatible endpoint that serves the adapters, e.g. http://127.0.0.1:8000/v1';
 
-const baseUrl = z
-  .string({ error: required })
-  .transform((url) => url.replace(/\/+$/, ''))
-  .superRefine((url, context) => {
-    const fail = (message: string) => context.addIssue({ code: 'custom', message });
-    if (url === '') return fail(required);
-    let parsed: URL | undefined;
-    try {
-      parsed = new URL(url);
-    } catch {
-      // reported below
-    }
-    if (!parsed || !['http:', 'https:'].includes(parsed.protocol)) {
-      return fail(`must be an http(s) URL such as http://127.0.0.1:8000/v1, got "${url}"`);
-    }
-    if (!parsed.pathname.endsWith('/v1')) {
-      fail(`must end in /v1 (the OpenAI base URL), got "${url}"; try "${url}/v1"`);
-    }
-  });
+/**
+ * Replica URLs as given (repeated flags, or one comma-separated variable): a fresh schema per call,
+ * since field docs are registered per schema (`edgerl fleet` documents its own).
+ */
+export function replicaUrls(missing = required) {
+  return z
+    .union([z.string(), z.array(z.string())], { error: missing })
+    .transform((given) => parseReplicaList(given))
+    .superRefine((list, context) => {
+      if (list.length === 0) context.addIssue({ code: 'custom', message: missing });
+      for (const url of list) {
+        const problem = replicaUrlProblem(url);
+        if (problem) context.addIssue({ code: 'custom', message: problem });
+      }
+    });
+}
 
 export const inferenceEndpointSchema = z
   .strictObject({
-    baseUrl: documented(baseUrl, {
-      doc: 'OpenAI-compatible base URL ending in /v1',
+    baseUrl: documented(replicaUrls(), {
+      doc: 'OpenAI-compatible base URL ending in /v1; give it once per replica of a fleet (each loads every adapter)',
       flag: 'inference-url',
       arg: 'URL',
+      repeatable: true,
       env: 'EDGERL_INFERENCE_URL',
       section,
     }),
@@ -48,8 +49,43 @@ export const inferenceEndpointSchema = z
       doc: 'per request, ms',
       source: 'loading a large adapter from disk can take tens of seconds',
     }),
+    minReplicas: documented(intBetween(1, 1000).default(1), {
+      doc: 'replicas that must load and verify a new version before it is committed; the others are quarantined for it and caught up later',
+      // The edge sends a version's requests only to replicas whose row is `ready`, so one replica
+      // that holds it can serve it truthfully; waiting for all would let one dead replica stop every
+      // publication (the failure mode of AIBrix #1675 turned around). Raise it when one replica
+      // cannot carry the traffic alone.
+      source: 'one: the edge routes a version only to the replicas that hold it',
+      flag: 'min-replicas',
+      arg: 'N',
+      section,
+    }),
   })
+  .superRefine((endpoint, context) => {
+    if (endpoint.minReplicas > endpoint.baseUrl.length && endpoint.baseUrl.length > 0) {
+      context.addIssue({
+        code: 'custom',
+        path: ['minReplicas'],
+        message: `must be at most the number of --inference-url replicas (${endpoint.baseUrl.length}), got ${endpoint.minReplicas}`,
+      });
+    }
+  })
+  .transform(({ baseUrl: replicas, ...rest }) => ({
+    ...rest,
+    /** The first replica: where single-endpoint calls go. */
+    baseUrl: replicas[0] as string,
+    /** Every replica, in the order given (one for a single endpoint). */
+    replicas,
+  }))
   // Absent, it is parsed as {} so the missing URL is reported as such (the cast: baseUrl is required).
   .prefault({} as { baseUrl: string });
 
-export type InferenceEndpoint = z.output<typeof inferenceEndpointSchema>;
+/** The fleet's settings, as the trainer resolved them. */
+export type InferenceFleet = z.output<typeof inferenceEndpointSchema>;
+
+/** One replica's address and the settings every call to it uses. */
+export interface InferenceEndpoint {
+  readonly baseUrl: string;
+  readonly apiKey?: string;
+  readonly timeoutMs: number;
+}

@@ -1,15 +1,16 @@
-// Puts a trained adapter in front of an OpenAI-compatible inference server, and proves it serves:
+// Puts a trained adapter in front of one OpenAI-compatible inference server, and proves it serves:
 // copy the PEFT directory into the serving directory (temporary name, then rename), `POST
 // /v1/load_lora_adapter` (vLLM's runtime LoRA API, needs VLLM_ALLOW_RUNTIME_LORA_UPDATING=True),
-// `GET /v1/models` must list it, and one probe chat completion through it must answer. Each stage's
-// failure comes back as data naming the stage and why; nothing here touches the store (the caller
-// registers the version as published only after `ok`). Safe to repeat: a copy already in place or an
-// adapter already listed is reused. Leaves out object-store uploads.
+// `GET /v1/models` must list it, and one probe chat completion through it must answer. The stages
+// are exported one by one for a fleet (publish-fleet.ts runs copy once, then load and verify on each
+// replica). Each stage's failure comes back as data naming the stage and why; nothing here touches
+// the store. Safe to repeat: a copy already in place or an adapter already listed is reused. Leaves
+// out object-store uploads.
 import { existsSync } from 'node:fs';
 import { cp, mkdir, rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { assertNever } from '../../protocol/statuses.ts';
-import type { InferenceEndpoint } from './train-config.ts';
+import type { InferenceEndpoint } from './inference-endpoint.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 
 export const publishStages = ['copy', 'load', 'list', 'probe'] as const;
@@ -17,7 +18,7 @@ export type PublishStage = (typeof publishStages)[number];
 
 export type PublishOutcome =
   | { readonly ok: true; readonly adapterPath: string; readonly reused: { copy: boolean; load: boolean } }
-  | { readonly ok: false; readonly stage: PublishStage; readonly reason: string };
+  | StageFailure;
 
 export interface PublishInput {
   /** The checkpoint directory holding adapter_config.json and adapter_model.safetensors. */
@@ -33,49 +34,86 @@ export interface PublishInput {
 }
 
 export async function publishAdapter(input: PublishInput): Promise<PublishOutcome> {
-  const doFetch = input.fetch ?? fetch;
+  const copied = await copyToServingDir(input);
+  if (!copied.ok) return copied;
+  const replica: ReplicaCall = { endpoint: input.endpoint, ...(input.fetch ? { fetch: input.fetch } : {}) };
+  const loaded = await loadOnReplica(replica, input.adapterName, copied.serverPath);
+  if (!loaded.ok) return loaded;
+  const verified = await verifyOnReplica(replica, input.adapterName);
+  if (!verified.ok) return verified;
+  return { ok: true, adapterPath: copied.serverPath, reused: { copy: !copied.copied, load: loaded.reused } };
+}
+
+export type StageFailure = { readonly ok: false; readonly stage: PublishStage; readonly reason: string };
+const fail = (stage: PublishStage, reason: string): StageFailure => ({ ok: false, stage, reason });
+
+/** The serving directory's copy of the adapter, once for every replica (they read the same mount). */
+export async function copyToServingDir(
+  input: Pick<PublishInput, 'sourceDir' | 'servingDir' | 'serverDir' | 'adapterName'>,
+): Promise<{ ok: true; serverPath: string; copied: boolean } | StageFailure> {
   const localPath = join(input.servingDir, input.adapterName);
   const serverPath = join(input.serverDir ?? resolve(input.servingDir), input.adapterName);
-  const fail = (stage: PublishStage, reason: string): PublishOutcome => ({ ok: false, stage, reason });
-
-  let copied = false;
   try {
-    copied = await copyAdapter(input.sourceDir, localPath);
+    return { ok: true, serverPath, copied: await copyAdapter(input.sourceDir, localPath) };
   } catch (error) {
     return fail('copy', `cannot copy ${input.sourceDir} to ${localPath}: ${errorMessage(error)}`);
   }
+}
 
-  const call = (path: string, init?: RequestInit) => request(doFetch, input.endpoint, path, init);
-  const listed = async (): Promise<{ ok: true; ids: string[] } | { ok: false; reason: string }> => {
-    const response = await call('/models');
-    if (!response.ok) return response;
-    const data = (response.body as { data?: { id?: unknown }[] } | undefined)?.data;
-    if (!Array.isArray(data)) return { ok: false, reason: 'GET /models answered without a "data" list' };
-    return { ok: true, ids: data.map((entry) => String(entry.id)) };
-  };
+/** One replica and how to reach it. */
+export interface ReplicaCall {
+  readonly endpoint: InferenceEndpoint;
+  readonly fetch?: typeof fetch;
+}
 
-  const before = await listed();
+/** The model ids the replica's `GET /models` lists (the base model and every loaded adapter). */
+export async function replicaModels(
+  replica: ReplicaCall,
+): Promise<{ ok: true; ids: string[] } | { ok: false; reason: string }> {
+  const response = await request(replica.fetch ?? fetch, replica.endpoint, '/models');
+  if (!response.ok) return response;
+  const data = (response.body as { data?: { id?: unknown }[] } | undefined)?.data;
+  if (!Array.isArray(data)) return { ok: false, reason: 'GET /models answered without a "data" list' };
+  return { ok: true, ids: data.map((entry) => String(entry.id)) };
+}
+
+/**
+ * Prepare on one replica: `POST /load_lora_adapter` unless `GET /models` lists the name already
+ * (a repeated publication, or a replica that kept it). `reused`: it was listed before.
+ */
+export async function loadOnReplica(
+  replica: ReplicaCall,
+  adapterName: string,
+  serverPath: string,
+): Promise<{ ok: true; reused: boolean } | StageFailure> {
+  const before = await replicaModels(replica);
   if (!before.ok) return fail('list', before.reason);
-  const alreadyLoaded = before.ids.includes(input.adapterName);
-  if (!alreadyLoaded) {
-    const loaded = await call('/load_lora_adapter', {
-      method: 'POST',
-      body: JSON.stringify({ lora_name: input.adapterName, lora_path: serverPath }),
-    });
-    if (!loaded.ok) return fail('load', loaded.reason);
-  }
-  const after = await listed();
+  if (before.ids.includes(adapterName)) return { ok: true, reused: true };
+  const loaded = await request(replica.fetch ?? fetch, replica.endpoint, '/load_lora_adapter', {
+    method: 'POST',
+    body: JSON.stringify({ lora_name: adapterName, lora_path: serverPath }),
+  });
+  if (!loaded.ok) return fail('load', loaded.reason);
+  return { ok: true, reused: false };
+}
+
+/** Verify on one replica: `GET /models` lists the name, and one probe chat completion through it answers. */
+export async function verifyOnReplica(
+  replica: ReplicaCall,
+  adapterName: string,
+): Promise<{ ok: true } | StageFailure> {
+  const after = await replicaModels(replica);
   if (!after.ok) return fail('list', after.reason);
-  if (!after.ids.includes(input.adapterName)) {
+  if (!after.ids.includes(adapterName)) {
     return fail(
       'list',
-      `GET /models does not list "${input.adapterName}" after loading it (it lists ${after.ids.join(', ') || 'nothing'})`,
+      `GET /models does not list "${adapterName}" after loading it (it lists ${after.ids.join(', ') || 'nothing'})`,
     );
   }
-  const probe = await call('/chat/completions', {
+  const probe = await request(replica.fetch ?? fetch, replica.endpoint, '/chat/completions', {
     method: 'POST',
     body: JSON.stringify({
-      model: input.adapterName,
+      model: adapterName,
       messages: [{ role: 'user', content: 'Reply with one word.' }],
       max_tokens: 1,
       temperature: 0,
@@ -86,7 +124,7 @@ export async function publishAdapter(input: PublishInput): Promise<PublishOutcom
   if (!Array.isArray(choices) || choices.length === 0) {
     return fail('probe', 'the probe completion came back without choices');
   }
-  return { ok: true, adapterPath: serverPath, reused: { copy: !copied, load: alreadyLoaded } };
+  return { ok: true };
 }
 
 /** Copies unless the target already holds the adapter (a repeated publication); returns whether it copied. */

@@ -1,10 +1,12 @@
-// One GRPO cycle (`edgerl train --once`): finish a checkpoint left unpublished by an earlier run, then
+// One GRPO cycle (`edgerl train --once`): catch the fleet's replicas up on the published versions
+// they lack (catch-up-fleet.ts), finish a checkpoint left unpublished by an earlier run, then
 // claim → score → advantages → token sequences → optimiser step(s) → checkpoint → publish → mark
 // trained (finish-checkpoint.ts), with the leases renewed throughout. Nothing reaches the store as
 // "trained" before the checkpoint holding it is on disk and the adapter serves; a failure or kill
 // anywhere before leaves the groups to be taken again (the checkpoint, if written, is finished on the
 // next run instead of training its groups again). Leaves out SFT (sft.ts) and scheduling (the CLI).
 import { type StepRecord, writeCheckpoint } from './checkpoint.ts';
+import { catchUpFleet, describeCatchUp } from './catch-up-fleet.ts';
 import { type FinishOutcome, finishCheckpoint } from './finish-checkpoint.ts';
 import { LeaseKeeper } from './lease-keeper.ts';
 import { prepareStep, trajectoryNotes } from './prepare-step.ts';
@@ -36,6 +38,7 @@ export async function runCycle(session: TrainerSession): Promise<CycleReport> {
     if (released.length > 0)
       progress.line(`released ${released.length} group(s) an earlier run had claimed but not trained`);
 
+    await catchUp(session);
     const resumed = await finishPendingCheckpoint(session, keeper);
     if (resumed) return resumed;
 
@@ -155,6 +158,26 @@ export async function runCycle(session: TrainerSession): Promise<CycleReport> {
   }
 }
 
+/**
+ * Loads the policy's published versions onto replicas that lack them (a restart, a quarantine)
+ * before this cycle publishes another. A failure here is reported, never fatal: the cycle's own
+ * publication reaches every replica it can anyway.
+ */
+export async function catchUp(session: TrainerSession): Promise<void> {
+  const { config, deps } = session;
+  try {
+    const reports = await catchUpFleet({
+      store: deps.store,
+      fleet: config.inference,
+      policyName: config.policyName,
+      ...(deps.fetch ? { fetch: deps.fetch } : {}),
+    });
+    for (const line of describeCatchUp(reports)) deps.progress.line(line);
+  } catch (error) {
+    deps.progress.line(`catch-up failed: ${errorMessage(error)}`);
+  }
+}
+
 async function releaseSetAside(session: TrainerSession, groupIds: string[]): Promise<void> {
   if (groupIds.length === 0) return;
   await session.deps.store.releaseGroups({ owner: session.config.owner, groupIds });
@@ -181,12 +204,18 @@ export async function finishPendingCheckpoint(
     : { ...outcome, steps: pending.state.steps.length, resumed: true };
 }
 
+/** ` on 2 of 3 replicas` for a fleet; nothing for a single endpoint that took it. */
+function fleetNote(session: TrainerSession, replicas: readonly string[]): string {
+  const fleet = session.config.inference.replicas.length;
+  return fleet === 1 ? '' : ` on ${replicas.length} of ${fleet} replicas`;
+}
+
 export function reportFinish(session: TrainerSession, outcome: FinishOutcome): void {
   const { progress } = session.deps;
   switch (outcome.kind) {
     case 'published':
       progress.line(
-        `published ${outcome.adapterName} (${outcome.groupIds.length} group(s)) at ${outcome.adapterUri}${session.config.publish.makeDefault ? '; now the default' : ''}`,
+        `published ${outcome.adapterName} (${outcome.groupIds.length} group(s)) at ${outcome.adapterUri}${fleetNote(session, outcome.replicas)}${session.config.publish.makeDefault ? '; now the default' : ''}`,
       );
       break;
     case 'publish-failed':

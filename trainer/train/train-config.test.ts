@@ -147,6 +147,25 @@ describe('resolveTrainConfig', () => {
     expect(issues({ inference: { baseUrl: 'ftp://x/v1' } })[0]).toMatch(/must be an http\(s\) URL/);
   });
 
+  it('takes a fleet as repeated URLs or one comma-separated list; at least one replica must acknowledge', () => {
+    const fleet = resolveTrainConfig({
+      ...minimal,
+      inference: { baseUrl: ['http://a:8000/v1/', 'http://b:8000/v1,http://c:8000/v1', 'http://a:8000/v1'] },
+    });
+    expect(fleet.inference).toMatchObject({
+      baseUrl: 'http://a:8000/v1',
+      replicas: ['http://a:8000/v1', 'http://b:8000/v1', 'http://c:8000/v1'],
+      minReplicas: 1,
+    });
+    expect(resolveTrainConfig(minimal).inference.replicas).toEqual(['http://127.0.0.1:8000/v1']);
+    expect(issues({ inference: { baseUrl: 'http://a:8000/v1,http://b:8000/v1', minReplicas: 3 } })).toEqual([
+      '--min-replicas must be at most the number of --inference-url replicas (2), got 3',
+    ]);
+    expect(issues({ inference: { baseUrl: ['http://a:8000/v1', 'http://b:8000'] } })[0]).toMatch(
+      /^--inference-url must end in \/v1/,
+    );
+  });
+
   it('checks the A/B share and the ruler+verifier weights', () => {
     expect(issues({ publish: { makeDefault: false, abTestWeight: 1 } })[0]).toMatch(
       /strictly between 0 and 1, got 1/,

@@ -16,7 +16,7 @@ import { scoreRetrySettingsSchema } from './score-retry-settings.ts';
 import { sftSection, sftSettingsSchema } from './sft-settings.ts';
 import { trainConfigChecks } from './train-config-checks.ts';
 
-export type { InferenceEndpoint } from './inference-endpoint.ts';
+export type { InferenceEndpoint, InferenceFleet } from './inference-endpoint.ts';
 export type { LoraShape } from './lora-settings.ts';
 export { type SftRewardField, type SftSettings, sftRewardFields } from './sft-settings.ts';
 
@@ -224,6 +224,8 @@ export const trainConfigSchema = z
       ...(serverAdapterDir ? { serverAdapterDir } : {}),
       inference: {
         baseUrl: config.inference.baseUrl,
+        replicas: config.inference.replicas,
+        minReplicas: config.inference.minReplicas,
         timeoutMs: config.inference.timeoutMs,
         ...(config.inference.apiKey ? { apiKey: config.inference.apiKey } : {}),
       },

@@ -27,7 +27,14 @@ import { TrainWorkerPool } from './workers/train-worker-pool.ts';
 import { resolveWorkerCount } from './workers/worker-count.ts';
 
 /** Named points of a cycle where a test may pause the process (to kill it there). */
-export const hookPoints = ['claimed', 'trained', 'checkpointed', 'registered', 'published'] as const;
+export const hookPoints = [
+  'claimed',
+  'trained',
+  'checkpointed',
+  'registered',
+  'prepared',
+  'published',
+] as const;
 export type HookPoint = (typeof hookPoints)[number];
 
 export interface TrainerDeps {
