@@ -43,7 +43,7 @@ export async function warmStartThroughput(
   try {
     const demo = resolveDemoConfig({});
     const paths = demoPaths(root);
-    const config = demoTrainConfig('sft', demo, paths, 'http://127.0.0.1:9/v1', false);
+    const config = demoTrainConfig('sft', demo, paths, ['http://127.0.0.1:9/v1'], false);
     await initModelDir(paths.model, {
       preset: demo.preset,
       architecture: 'qwen2',
