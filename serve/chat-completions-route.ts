@@ -33,7 +33,9 @@ export function chatCompletionsRoute(serve: ServeContext): Hono {
       model: request.model ?? serve.baseName,
       promptIds,
       settings,
-      toolsActive: request.toolChoice === 'auto' && request.tools.length > 0,
+      toolsActive: request.toolChoice !== 'none' && request.tools.length > 0,
+      namedToolChoice: typeof request.toolChoice === 'object',
+      parallelToolCalls: request.parallelToolCalls,
       naming: { tokenizer: serve.tokenizer, tokensAsTokenIds: settings.tokensAsTokenIds },
     };
     if (!settings.stream) {
