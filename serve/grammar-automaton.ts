@@ -61,12 +61,16 @@ interface StringFrame {
   readonly owner: number;
   readonly isKey: boolean;
   readonly canonical: boolean;
-  /** Keep the raw bytes (for values, keys and exclusions). */
-  readonly track: boolean;
-  /** Values still possible (raw byte strings), or null for any. */
+  readonly counted: boolean;
+  /**
+   * While the raw bytes are tracked: the values (raw byte strings) that may end the string and that
+   * the bytes so far begin; null once untracked (any value, or keys none of which it can be any more).
+   */
   readonly values: readonly string[] | null;
-  /** Values that may not close the string (keys already written). */
-  readonly exclude: readonly string[] | null;
+  /** While tracked: values the bytes so far begin that may not end it (keys already written). */
+  readonly blocked: readonly string[] | null;
+  /** Values besides `values` may end it (keys of an object that takes other keys). */
+  readonly open: boolean;
   readonly minLength: number;
   readonly maxLength: number;
   readonly raw: string;
@@ -185,7 +189,7 @@ function complete(up: Thread | null, raw: string, out: Thread[]): void {
     case 'object':
       if (frame.phase === 'key') out.push(on({ ...frame, phase: 'colon', key: raw, ws: 0 }, up.up));
       else {
-        const tracked = tracksKeys(frame.node);
+        const tracked = tracksKeys(frame.node) && frame.key !== otherKey;
         const seen = tracked ? [...frame.seen, frame.key] : frame.seen;
         out.push(on({ ...frame, phase: 'after', seen, key: '', ws: 0 }, up.up));
       }
@@ -272,20 +276,17 @@ function stepValue(frame: ValueFrame, up: Thread | null, byte: number, out: Thre
       case 'string':
         if (byte === 0x22) {
           const counted = option.minLength > 0 || option.maxLength < Number.POSITIVE_INFINITY;
-          out.push(
-            on(
-              {
-                ...emptyString,
-                owner: option.id,
-                canonical: option.values !== null,
-                track: option.values !== null,
-                values: option.values,
-                minLength: option.minLength,
-                maxLength: counted ? option.maxLength : Number.POSITIVE_INFINITY,
-              },
-              up,
-            ),
-          );
+          const frame: StringFrame = {
+            ...emptyString,
+            owner: option.id,
+            canonical: option.values !== null,
+            counted,
+            values: option.values,
+            open: option.values === null,
+            minLength: option.minLength,
+            maxLength: option.maxLength,
+          };
+          out.push(option.values ? on(frame, up) : internString(frame, up));
         }
         break;
       case 'number':
@@ -347,26 +348,22 @@ function canAddKey(node: ObjectNode, seen: readonly string[]): boolean {
   return false;
 }
 
+/** What an object passes for a key that is none of its known properties. */
+const otherKey = '\u0000';
+
 function startKey(frame: ObjectFrame, up: Thread | null, out: Thread[]): void {
   const { node } = frame;
-  const tracked = tracksKeys(node);
   const parent = on({ ...frame, phase: 'key', ws: 0 }, up);
-  out.push(
-    on(
-      {
-        ...emptyString,
-        owner: node.id,
-        isKey: true,
-        canonical: tracked,
-        track: tracked,
-        values: node.additional
-          ? null
-          : [...node.properties.keys()].filter((key) => !frame.seen.includes(key)),
-        exclude: tracked && node.additional ? [...frame.seen, ...node.forbidden] : null,
-      },
-      parent,
-    ),
-  );
+  const key: StringFrame = { ...emptyString, owner: node.id, isKey: true, open: node.additional !== null };
+  if (!tracksKeys(node)) {
+    out.push(internString(key, parent));
+    return;
+  }
+  // Keys are written as JSON.stringify writes them, so equal keys have equal bytes.
+  const unseen = [...node.properties.keys()].filter((name) => !frame.seen.includes(name));
+  // Keys that may not be written again matter only where other keys may: elsewhere `unseen` decides.
+  const blocked = node.additional ? [...frame.seen, ...node.forbidden] : null;
+  out.push(on({ ...key, canonical: true, values: unseen, blocked }, parent));
 }
 
 function stepArray(frame: ArrayFrame, thread: Thread, byte: number, out: Thread[]): void {
@@ -394,9 +391,10 @@ const emptyString: StringFrame = {
   owner: -1,
   isKey: false,
   canonical: false,
-  track: false,
+  counted: false,
   values: null,
-  exclude: null,
+  blocked: null,
+  open: true,
   minLength: 0,
   maxLength: Number.POSITIVE_INFINITY,
   raw: '',
@@ -408,76 +406,112 @@ const emptyString: StringFrame = {
   hi: 0,
 };
 
+/**
+ * Untracked string frames are shared per parent: equal states are then the same object, which is
+ * what lets stepState's memo serve the vocabulary walk (tokens inside a string all lead to a handful
+ * of states).
+ */
+const interned = new WeakMap<Thread, Map<string, Thread>>();
+
+function internString(frame: StringFrame, up: Thread | null): Thread {
+  if (!up) return on(frame, up);
+  let table = interned.get(up);
+  if (!table) {
+    table = new Map();
+    interned.set(up, table);
+  }
+  const key = `${frame.owner},${frame.isKey ? 1 : 0},${frame.chars},${frame.esc},${frame.code},${frame.need},${frame.lo},${frame.hi}`;
+  let thread = table.get(key);
+  if (!thread) {
+    thread = on(frame, up);
+    table.set(key, thread);
+  }
+  return thread;
+}
+
 /** The escapes JSON.stringify writes itself (`\b \f \n \r \t` and `\u00xx` for other control characters). */
 const shortEscapes = new Set([0x22, 0x5c, 0x62, 0x66, 0x6e, 0x72, 0x74]);
 const shortEscapeCodes = new Set([0x08, 0x0c, 0x0a, 0x0d, 0x09]);
 
 function stepString(frame: StringFrame, thread: Thread, byte: number, out: Thread[]): void {
-  let { values } = frame;
-  if (values) {
-    const at = frame.raw.length;
-    values = values.filter((value) => value.charCodeAt(at) === byte);
-    // The closing quote is checked against whole values below.
-    if (values.length === 0 && !(byte === 0x22 && frame.esc === 0 && frame.need === 0)) return;
+  const plain = frame.esc === 0 && frame.need === 0;
+  // The hot path of the vocabulary walk: a printable ASCII character inside an untracked string.
+  if (plain && frame.values === null && byte >= 0x20 && byte < 0x80 && byte !== 0x22 && byte !== 0x5c) {
+    if (!frame.counted) out.push(thread);
+    else if (frame.chars < frame.maxLength)
+      out.push(internString({ ...frame, chars: frame.chars + 1 }, thread.up));
+    return;
   }
-  const next = (changes: Partial<StringFrame>) =>
-    out.push(
-      on(
-        { ...frame, ...changes, values, raw: frame.track ? frame.raw + String.fromCharCode(byte) : '' },
-        thread.up,
-      ),
-    );
-  const counted = frame.maxLength < Number.POSITIVE_INFINITY || frame.minLength > 0;
-  const room = !counted || frame.chars < frame.maxLength;
+  if (plain && byte === 0x22) {
+    closeString(frame, thread, out);
+    return;
+  }
+  let changes: Partial<StringFrame> | undefined;
+  const room = !frame.counted || frame.chars < frame.maxLength;
+  const chars = frame.counted ? frame.chars + 1 : 0;
   if (frame.need > 0) {
-    if (byte >= frame.lo && byte <= frame.hi) next({ need: frame.need - 1, lo: 0x80, hi: 0xbf });
-    return;
-  }
-  if (frame.esc === 1) {
-    if (shortEscapes.has(byte) || (!frame.canonical && byte === 0x2f)) next({ esc: 0 });
-    else if (byte === 0x75) next({ esc: 2, code: 0 });
-    return;
-  }
-  if (frame.esc >= 2) {
-    if (!isHex(byte)) return;
-    const position = frame.esc - 2;
-    const code = frame.code * 16 + hexValue(byte);
-    if (frame.canonical) {
-      // JSON.stringify writes `\u00xx` (lower-case) only for control characters without a short form.
-      if (byte >= 0x41 && byte <= 0x46) return;
-      if (position < 2 && byte !== 0x30) return;
-      if (position === 2 && byte !== 0x30 && byte !== 0x31) return;
-      if (position === 3 && shortEscapeCodes.has(code)) return;
-    } else if (counted && position === 1 && frame.code === 0xd && code >= 0xd8) {
-      // Length bounds count code points; a surrogate pair written as two escapes is left out.
-      return;
-    }
-    next({ esc: position === 3 ? 0 : frame.esc + 1, code });
-    return;
-  }
-  if (byte === 0x22) {
-    if (counted && frame.chars < frame.minLength) return;
-    if (frame.values && !frame.values.includes(frame.raw)) return;
-    if (frame.exclude?.includes(frame.raw)) return;
-    complete(thread.up, frame.raw, out);
-    return;
-  }
-  if (byte < 0x20 || !room) return;
-  const chars = counted ? frame.chars + 1 : 0;
-  if (byte === 0x5c) next({ esc: 1, chars });
-  else if (byte < 0x80) {
-    if (!frame.track && !counted)
-      out.push(values === frame.values ? thread : on({ ...frame, values }, thread.up));
-    else next({ chars });
-  }
+    if (byte >= frame.lo && byte <= frame.hi) changes = { need: frame.need - 1, lo: 0x80, hi: 0xbf };
+  } else if (frame.esc === 1) {
+    if (shortEscapes.has(byte) || (!frame.canonical && byte === 0x2f)) changes = { esc: 0 };
+    else if (byte === 0x75) changes = { esc: 2, code: 0 };
+  } else if (frame.esc >= 2) {
+    changes = hexDigit(frame, byte);
+  } else if (byte < 0x20 || !room) {
+    // Control characters must be escaped (RFC 8259, section 7); no room left under maxLength.
+  } else if (byte === 0x5c) changes = { esc: 1, chars };
+  else if (byte < 0x80) changes = { chars };
   // UTF-8 lead bytes and the range of the byte after them (RFC 3629, section 4).
-  else if (byte >= 0xc2 && byte <= 0xdf) next({ chars, need: 1, lo: 0x80, hi: 0xbf });
-  else if (byte === 0xe0) next({ chars, need: 2, lo: 0xa0, hi: 0xbf });
-  else if (byte === 0xed) next({ chars, need: 2, lo: 0x80, hi: 0x9f });
-  else if (byte >= 0xe1 && byte <= 0xef) next({ chars, need: 2, lo: 0x80, hi: 0xbf });
-  else if (byte === 0xf0) next({ chars, need: 3, lo: 0x90, hi: 0xbf });
-  else if (byte >= 0xf1 && byte <= 0xf3) next({ chars, need: 3, lo: 0x80, hi: 0xbf });
-  else if (byte === 0xf4) next({ chars, need: 3, lo: 0x80, hi: 0x8f });
+  else if (byte >= 0xc2 && byte <= 0xdf) changes = { chars, need: 1, lo: 0x80, hi: 0xbf };
+  else if (byte === 0xe0) changes = { chars, need: 2, lo: 0xa0, hi: 0xbf };
+  else if (byte === 0xed) changes = { chars, need: 2, lo: 0x80, hi: 0x9f };
+  else if (byte >= 0xe1 && byte <= 0xef) changes = { chars, need: 2, lo: 0x80, hi: 0xbf };
+  else if (byte === 0xf0) changes = { chars, need: 3, lo: 0x90, hi: 0xbf };
+  else if (byte >= 0xf1 && byte <= 0xf3) changes = { chars, need: 3, lo: 0x80, hi: 0xbf };
+  else if (byte === 0xf4) changes = { chars, need: 3, lo: 0x80, hi: 0x8f };
+  if (!changes) return;
+  if (frame.values === null) {
+    out.push(internString({ ...frame, ...changes }, thread.up));
+    return;
+  }
+  const at = frame.raw.length;
+  const values = frame.values.filter((value) => value.charCodeAt(at) === byte);
+  const blocked = frame.blocked?.filter((value) => value.charCodeAt(at) === byte) ?? null;
+  if (values.length === 0 && (blocked?.length ?? 0) === 0) {
+    // None of the tracked values any more: another value if the string may take one.
+    if (frame.open)
+      out.push(internString({ ...frame, ...changes, values: null, blocked: null, raw: '' }, thread.up));
+    return;
+  }
+  out.push(
+    on({ ...frame, ...changes, values, blocked, raw: frame.raw + String.fromCharCode(byte) }, thread.up),
+  );
+}
+
+function hexDigit(frame: StringFrame, byte: number): Partial<StringFrame> | undefined {
+  if (!isHex(byte)) return undefined;
+  const position = frame.esc - 2;
+  const code = frame.code * 16 + hexValue(byte);
+  if (frame.canonical) {
+    // JSON.stringify writes `\u00xx` (lower-case) only for control characters without a short form.
+    if (byte >= 0x41 && byte <= 0x46) return undefined;
+    if (position < 2 && byte !== 0x30) return undefined;
+    if (position === 2 && byte !== 0x30 && byte !== 0x31) return undefined;
+    if (position === 3 && shortEscapeCodes.has(code)) return undefined;
+  } else if (frame.counted && position === 1 && frame.code === 0xd && code >= 0xd8) {
+    // Length bounds count code points; a surrogate pair written as two escapes is left out.
+    return undefined;
+  }
+  return { esc: position === 3 ? 0 : frame.esc + 1, code };
+}
+
+function closeString(frame: StringFrame, thread: Thread, out: Thread[]): void {
+  if (frame.counted && frame.chars < frame.minLength) return;
+  let key = frame.isKey ? otherKey : '';
+  if (frame.values !== null) {
+    if (frame.values.includes(frame.raw)) key = frame.raw;
+    else if (frame.blocked?.includes(frame.raw) || !frame.open) return;
+  }
+  complete(thread.up, key, out);
 }
 
 function startNumber(node: NumberNode, up: Thread | null, byte: number, out: Thread[]): void {
@@ -617,11 +651,33 @@ function stepFree(frame: FreeFrame, up: Thread | null, byte: number, out: Thread
   out.push(match === frame.match ? on(frame, up) : on({ ...frame, match }, up));
 }
 
+/** Per state, what each byte steps it to (null: nothing), so states the walk meets again cost a lookup. */
+const memo = new WeakMap<AutomatonState, Map<number, AutomatonState | null>>();
+/** The one-thread state of each thread, so that equal threads give the same state object. */
+const alone = new WeakMap<Thread, AutomatonState>();
+
 /** The threads after one more byte; undefined when no thread takes it. */
 export function stepState(state: AutomatonState, byte: number): AutomatonState | undefined {
+  let row = memo.get(state);
+  if (!row) {
+    row = new Map();
+    memo.set(state, row);
+  }
+  const known = row.get(byte);
+  if (known !== undefined) return known ?? undefined;
   const out: Thread[] = [];
   for (const thread of state) stepThread(thread, byte, out);
-  return out.length > 0 ? out : undefined;
+  let next: AutomatonState | null = null;
+  if (out.length === 1) {
+    const thread = out[0] as Thread;
+    next = alone.get(thread) ?? null;
+    if (!next) {
+      next = [thread];
+      alone.set(thread, next);
+    }
+  } else if (out.length > 1) next = out;
+  row.set(byte, next);
+  return next ?? undefined;
 }
 
 function threadAccepts(thread: Thread): boolean {

@@ -5,6 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { stateAccepts, startState, stepState } from './grammar-automaton.ts';
 import { GuidedConstraint } from './guided-constraint.ts';
 import { compileGuided, type GuidedSpec } from './guided-decoding.ts';
+import { loadQwenTokenizer } from '../model/tokenizer/test-fixtures.ts';
+import { guidedVocabulary } from './guided-vocabulary.ts';
 import { VocabularyTrie } from './vocabulary-trie.ts';
 
 const encoder = new TextEncoder();
@@ -121,5 +123,47 @@ describe('masks from the vocabulary trie', () => {
     }
     expect(c.stats.walks).toBe(walks);
     expect(c.stats.hits).toBeGreaterThanOrEqual(4);
+  });
+});
+
+describe('on the Qwen vocabulary (151,669 tokens)', () => {
+  const qwen = loadQwenTokenizer();
+  const vocabulary = guidedVocabulary(qwen, 151936);
+  const imEnd = qwen.specialTokenIds['<|im_end|>'] as number;
+  const imStart = qwen.specialTokenIds['<|im_start|>'] as number;
+  const toolCall = qwen.specialTokenIds['<tool_call>'] as number;
+
+  it('allows the ids whose bytes fit, special tokens only as stops, at every token of a tool call', () => {
+    const tools = [
+      {
+        type: 'function' as const,
+        function: { name: 'lookup', parameters: { type: 'object', properties: { key: { type: 'string' } } } },
+      },
+    ];
+    const guided = compileGuided({ kind: 'tool-calls', tools, mode: { kind: 'required', parallel: true } });
+    const c = new GuidedConstraint(guided.grammar, vocabulary, [imEnd]);
+    const sequence = c.sequence();
+    let state = startState(guided.grammar);
+    const ids = qwen.encode(
+      '<tool_call>\n{"name": "lookup", "arguments": {"key": "北京 <tool_call>", "x": [1]}}\n</tool_call>',
+    );
+    for (const id of [...ids, imEnd]) {
+      const expected: number[] = [];
+      vocabulary.tokenBytes.forEach((bytes, tokenId) => {
+        if (bytes.length === 0 || tokenId === imEnd || tokenId === imStart) return;
+        let next: typeof state | undefined = state;
+        for (const byte of bytes) next = next && stepState(next, byte);
+        if (next && qwen.decode([tokenId], { skipSpecialTokens: true }) !== '') expected.push(tokenId);
+      });
+      if (stateAccepts(state)) expected.push(imEnd);
+      const allowed = [...sequence.allowed()].sort((a, b) => a - b);
+      expect(allowed).toEqual(expected.sort((a, b) => a - b));
+      expect(allowed.includes(id)).toBe(true);
+      if (id === imEnd) break;
+      sequence.advance(id);
+      for (const byte of vocabulary.tokenBytes[id] ?? []) state = stepState(state, byte) ?? state;
+    }
+    // `<tool_call>` is text (special: false) and spells itself inside the string.
+    expect(ids).toContain(toolCall);
   });
 });
