@@ -148,6 +148,7 @@ async function takeTurn<TTask extends EnvironmentTask>(episode: Episode<TTask>):
     policy: options.policy,
     messages: episode.messages,
     tools: options.environment.tools.map((tool) => tool.spec),
+    toolChoice: options.environment.toolChoice,
     model: options.model,
     settings,
     turn: episode.assistantTurns,

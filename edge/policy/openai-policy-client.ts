@@ -52,6 +52,9 @@ export class OpenAIPolicyClient implements PolicyClient {
       model: request.model,
       messages: request.messages,
       ...(request.tools.length > 0 ? { tools: request.tools } : {}),
+      // Only "required" is sent: a request without tool_choice means "auto" with tools, and stays the
+      // same bytes for endpoints that know no tool_choice.
+      ...(request.tools.length > 0 && request.toolChoice === 'required' ? { tool_choice: 'required' } : {}),
       // The wire boundary: the only place sampling settings take OpenAI's field names.
       temperature: request.temperature,
       [options.maxTokensField ?? 'max_completion_tokens']: request.maxTokens,
