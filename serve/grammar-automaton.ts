@@ -715,7 +715,7 @@ function frameKey(frame: Frame): string {
     case 'array':
       return `a${frame.node.id},${frame.phase},${frame.count},${frame.ws}`;
     case 'string':
-      return `s${frame.owner},${frame.isKey ? 1 : 0},${JSON.stringify(frame.raw)},${frame.chars},${frame.esc},${frame.code},${frame.need},${frame.lo},${frame.hi}`;
+      return `s${frame.owner},${frame.isKey ? 1 : 0},${frame.values === null ? 0 : 1},${JSON.stringify(frame.raw)},${frame.chars},${frame.esc},${frame.code},${frame.need},${frame.lo},${frame.hi}`;
     case 'number':
       return `n${frame.node.id},${frame.phase},${frame.negative ? 1 : 0},${frame.digits},${frame.length}`;
     case 'text':

@@ -81,9 +81,25 @@ describe('masks from the vocabulary trie', () => {
         },
       },
     ],
+    [
+      'an open object with known keys',
+      {
+        kind: 'json-schema',
+        field: 'schema',
+        schema: {
+          type: 'object',
+          properties: { abc: { type: 'integer' }, c: { enum: ['x'] } },
+          required: ['abc'],
+        },
+      },
+    ],
   ];
   // Texts whose every prefix is checked; `<x>` spelled by its token is only text inside strings.
-  const texts = ['{"abc": "a<", "n": 40}', '{ "ab" : [1, -2.5e+3, "\\u00e9"], "c": {}}'];
+  const texts = [
+    '{"abc": "a<", "n": 40}',
+    '{ "ab" : [1, -2.5e+3, "\\u00e9"], "c": {}}',
+    '{"abc": 5, "abcd": "", "c": "x", "": 1}',
+  ];
 
   it.each(specs)('equal a brute-force mask at every prefix (%s)', (_, spec) => {
     const c = constraint(spec);
