@@ -10,6 +10,7 @@ import { createTokenizer, parseAssistantOutput, tinyTokenizerFiles } from '../mo
 import { loadQwenTokenizer } from '../model/tokenizer/test-fixtures.ts';
 import type { ChatMessage, ToolCall, ToolSpec } from '../protocol/chat.ts';
 import { between, feed, generate, walk } from '../test/support/json-documents.ts';
+import { rendersHermesToolCalls } from './hermes-tool-call-template.ts';
 import { type ToolCallMode, toolCallGrammar } from './tool-call-grammar.ts';
 
 const lookup = { type: 'object', properties: { key: { type: 'string', maxLength: 3 } }, required: ['key'] };
@@ -89,6 +90,15 @@ describe('tool-call grammar', () => {
         .join('\n');
       expect({ text, ...feed(grammar, text) }).toEqual({ text, deadAt: -1, accepts: true });
     }
+  });
+
+  it('knows which chat templates render calls in that layout', () => {
+    const files = tinyTokenizerFiles();
+    expect(rendersHermesToolCalls(createTokenizer(files.tokenizerJson, files.tokenizerConfig))).toBe(true);
+    expect(rendersHermesToolCalls(loadQwenTokenizer())).toBe(true);
+    const plain = '{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}';
+    const other = createTokenizer(files.tokenizerJson, { ...files.tokenizerConfig, chat_template: plain });
+    expect(rendersHermesToolCalls(other)).toBe(false);
   });
 
   const modes: [string, ToolCallMode, string[]][] = [
