@@ -226,10 +226,7 @@ function qwenMasks(): void {
   const qwen = loadQwenTokenizer();
   const vocabulary = guidedVocabulary(qwen, 151936);
   const tools = [
-    {
-      type: 'function' as const,
-      function: { name: 'lookup', parameters: { type: 'object', properties: { key: { type: 'string' } } } },
-    },
+    { name: 'lookup', parameters: { type: 'object', properties: { key: { type: 'string' } } }, strict: true },
   ];
   const guided = compileGuided({ kind: 'tool-calls', tools, mode: { kind: 'required', parallel: true } });
   console.log(

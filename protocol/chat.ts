@@ -19,8 +19,6 @@ export const toolSpecSchema = z.object({
     name: z.string().min(1),
     description: z.string().optional(),
     parameters: z.record(z.string(), z.unknown()).optional(),
-    /** OpenAI's structured-outputs flag: calls must follow `parameters` exactly (guided decoding, also under `tool_choice: "auto"`). */
-    strict: z.boolean().nullish(),
   }),
 });
 export type ToolSpec = z.infer<typeof toolSpecSchema>;

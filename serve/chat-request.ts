@@ -14,6 +14,7 @@ import {
   samplingFields,
 } from './sampling-fields.ts';
 import { ServeError } from './serve-error.ts';
+import type { GuidedTool } from './tool-call-grammar.ts';
 
 const content = z.union([
   z.string(),
@@ -39,6 +40,16 @@ const messageSchema = z.discriminatedUnion('role', [
   z.object({ role: z.literal('tool'), content, tool_call_id: z.string().min(1) }),
 ]);
 
+/**
+ * A tool as offered: protocol's spec plus OpenAI's `strict` flag, which asks for guided calls and is
+ * not rendered (the proxy does not store it either, edge/proxy/request-tools.ts), so a prompt is the
+ * same with or without it and the trainer's render matches.
+ */
+const offeredToolSchema = z.object({
+  type: z.literal('function'),
+  function: toolSpecSchema.shape.function.extend({ strict: z.boolean().nullish() }),
+});
+
 const toolChoiceSchema = z.union([
   z.enum(['auto', 'none', 'required']),
   z.object({ type: z.literal('function'), function: z.object({ name: z.string() }) }),
@@ -47,7 +58,7 @@ const toolChoiceSchema = z.union([
 export const chatRequestSchema = z.object({
   ...samplingFields,
   messages: z.array(messageSchema).min(1),
-  tools: z.array(toolSpecSchema).nullish(),
+  tools: z.array(offeredToolSchema).nullish(),
   tool_choice: toolChoiceSchema.nullish(),
   /** OpenAI's default true; false keeps one call (vLLM drops the later ones, vllm-project/vllm#26233). */
   parallel_tool_calls: z.boolean().nullish(),
@@ -114,12 +125,16 @@ export function parseChatRequest(body: unknown, vocabSize: number): ChatRequest 
     throw new ServeError('bad-request', formatIssues(parsed.error), first?.path.join('.') || null);
   }
   const request = parsed.data;
-  const tools = request.tools ?? [];
+  const offered = request.tools ?? [];
+  const tools: ToolSpec[] = offered.map(({ type, function: { strict: _, ...spec } }) => ({
+    type,
+    function: spec,
+  }));
   // OpenAI and vLLM: "none" without tools, "auto" when tools are given.
   const given = request.tool_choice ?? (tools.length > 0 ? 'auto' : 'none');
   const toolChoice: ToolChoice = typeof given === 'string' ? given : { name: given.function.name };
   const parallelToolCalls = request.parallel_tool_calls ?? true;
-  const guidedTools = guidedToolCalls(toolChoice, tools, parallelToolCalls);
+  const guidedTools = guidedToolCalls(toolChoice, offered.map(guidedTool), parallelToolCalls);
   if (request.top_logprobs && !request.logprobs) {
     throw new ServeError('bad-request', 'top_logprobs needs logprobs: true', 'top_logprobs');
   }
@@ -152,15 +167,21 @@ export function parseChatRequest(body: unknown, vocabSize: number): ChatRequest 
   };
 }
 
+const guidedTool = (tool: z.infer<typeof offeredToolSchema>): GuidedTool => ({
+  name: tool.function.name,
+  parameters: tool.function.parameters,
+  strict: tool.function.strict === true,
+});
+
 /** The guided tool calls `toolChoice` asks for, checked as vLLM checks them. */
 function guidedToolCalls(
   toolChoice: ToolChoice,
-  tools: readonly ToolSpec[],
+  tools: readonly GuidedTool[],
   parallel: boolean,
 ): GuidedRequest[] {
   if (toolChoice === 'none') return [];
   if (toolChoice === 'auto') {
-    const strict = tools.some((tool) => tool.function.strict === true);
+    const strict = tools.some((tool) => tool.strict);
     return strict
       ? [{ spec: { kind: 'tool-calls', tools, mode: { kind: 'strict-auto' } }, field: 'tools' }]
       : [];
@@ -173,7 +194,7 @@ function guidedToolCalls(
       { spec: { kind: 'tool-calls', tools, mode: { kind: 'required', parallel } }, field: 'tool_choice' },
     ];
   }
-  if (!tools.some((tool) => tool.function.name === toolChoice.name)) {
+  if (!tools.some((tool) => tool.name === toolChoice.name)) {
     throw new ServeError(
       'bad-request',
       'The tool specified in `tool_choice` does not match any of the specified `tools`',

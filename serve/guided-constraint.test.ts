@@ -152,8 +152,9 @@ describe('on the Qwen vocabulary (151,669 tokens)', () => {
   it('allows the ids whose bytes fit, special tokens only as stops, at every token of a tool call', () => {
     const tools = [
       {
-        type: 'function' as const,
-        function: { name: 'lookup', parameters: { type: 'object', properties: { key: { type: 'string' } } } },
+        name: 'lookup',
+        parameters: { type: 'object', properties: { key: { type: 'string' } } },
+        strict: true,
       },
     ];
     const guided = compileGuided({ kind: 'tool-calls', tools, mode: { kind: 'required', parallel: true } });

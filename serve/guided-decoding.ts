@@ -1,10 +1,9 @@
 // What a request asks its output to follow (vLLM's structured outputs, https://docs.vllm.ai/en/latest/features/structured_outputs.html,
 // and guided tool calls), compiled once when the request is read so a bad schema is a 400 before any
 // work: one closed union, one grammar per kind. Leaves out regex, EBNF grammars and structural tags.
-import type { ToolSpec } from '../protocol/chat.ts';
 import { alternativesNode, type GrammarNode, jsonValue, textNode } from './grammar-node.ts';
 import { anyJsonObject, compileJsonSchema } from './json-schema-grammar.ts';
-import { type ToolCallMode, toolCallGrammar } from './tool-call-grammar.ts';
+import { type GuidedTool, type ToolCallMode, toolCallGrammar } from './tool-call-grammar.ts';
 
 export type GuidedSpec =
   /** `structured_outputs.choice` / `guided_choice`: exactly one of these strings. */
@@ -14,7 +13,7 @@ export type GuidedSpec =
   /** `response_format` `json_schema`, `structured_outputs.json`, `guided_json`: `field` names it in errors. */
   | { readonly kind: 'json-schema'; readonly schema: unknown; readonly field: string }
   /** `tool_choice` "required" or a named function, or tools marked `strict` under "auto". */
-  | { readonly kind: 'tool-calls'; readonly tools: readonly ToolSpec[]; readonly mode: ToolCallMode };
+  | { readonly kind: 'tool-calls'; readonly tools: readonly GuidedTool[]; readonly mode: ToolCallMode };
 
 export type GuidedKind = GuidedSpec['kind'];
 

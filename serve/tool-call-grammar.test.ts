@@ -11,7 +11,7 @@ import { loadQwenTokenizer } from '../model/tokenizer/test-fixtures.ts';
 import type { ChatMessage, ToolCall, ToolSpec } from '../protocol/chat.ts';
 import { between, feed, generate, walk } from '../test/support/json-documents.ts';
 import { rendersHermesToolCalls } from './hermes-tool-call-template.ts';
-import { type ToolCallMode, toolCallGrammar } from './tool-call-grammar.ts';
+import { type GuidedTool, type ToolCallMode, toolCallGrammar } from './tool-call-grammar.ts';
 
 const lookup = { type: 'object', properties: { key: { type: 'string', maxLength: 3 } }, required: ['key'] };
 const add = {
@@ -29,6 +29,13 @@ const tools: ToolSpec[] = [
   { type: 'function', function: { name: 'add', parameters: add } },
   { type: 'function', function: { name: 'ping' } },
 ];
+/** The tools as the grammar takes them; `strict` names the tools marked strict. */
+const asGuided = (specs: readonly ToolSpec[], strict: (name: string) => boolean = () => true): GuidedTool[] =>
+  specs.map((spec) => ({
+    name: spec.function.name,
+    parameters: spec.function.parameters,
+    strict: strict(spec.function.name),
+  }));
 const validators = new Map(
   tools.map((tool) => [
     tool.function.name,
@@ -60,7 +67,7 @@ function expectValidCalls(text: string, allowed: readonly string[]) {
 
 describe('tool-call grammar', () => {
   it('accepts the calls the tiny and Qwen3 chat templates render, one or several', () => {
-    const grammar = toolCallGrammar(tools, { kind: 'required', parallel: true });
+    const grammar = toolCallGrammar(asGuided(tools), { kind: 'required', parallel: true });
     const calls = tools.map((tool, index) => ({
       id: `c${index}`,
       type: 'function' as const,
@@ -107,7 +114,7 @@ describe('tool-call grammar', () => {
   ];
 
   it.each(modes)('completes only into valid calls (%s)', (_, mode, allowed) => {
-    const grammar = toolCallGrammar(tools, mode);
+    const grammar = toolCallGrammar(asGuided(tools), mode);
     const rng = createRng(5);
     let ended = 0;
     for (let i = 0; i < 100; i++) {
@@ -129,9 +136,9 @@ describe('tool-call grammar', () => {
   });
 
   it('refuses what is not a call of an offered tool', () => {
-    const required = toolCallGrammar(tools, { kind: 'required', parallel: true });
-    const named = toolCallGrammar(tools, { kind: 'named', name: 'lookup' });
-    const single = toolCallGrammar(tools, { kind: 'required', parallel: false });
+    const required = toolCallGrammar(asGuided(tools), { kind: 'required', parallel: true });
+    const named = toolCallGrammar(asGuided(tools), { kind: 'named', name: 'lookup' });
+    const single = toolCallGrammar(asGuided(tools), { kind: 'required', parallel: false });
     const bad: [typeof required, string][] = [
       [required, ''],
       [required, 'Sure.'],
@@ -149,11 +156,10 @@ describe('tool-call grammar', () => {
   });
 
   it('under strict "auto" leaves text free and holds each opened call to its tool', () => {
-    const strictTools = tools.map((tool) => ({
-      ...tool,
-      function: { ...tool.function, strict: tool.function.name === 'add' },
-    }));
-    const grammar = toolCallGrammar(strictTools, { kind: 'strict-auto' });
+    const grammar = toolCallGrammar(
+      asGuided(tools, (name) => name === 'add'),
+      { kind: 'strict-auto' },
+    );
     for (const text of [
       '',
       'The answer is 7.',
@@ -190,7 +196,7 @@ describe('tool-call grammar', () => {
     const bad: ToolSpec[] = [
       { type: 'function', function: { name: 'f', parameters: { type: 'object', patternProperties: {} } } },
     ];
-    expect(() => toolCallGrammar(bad, { kind: 'required', parallel: true })).toThrow(
+    expect(() => toolCallGrammar(asGuided(bad), { kind: 'required', parallel: true })).toThrow(
       expect.objectContaining({
         param: 'tools.0.function.parameters',
         message: expect.stringContaining('"patternProperties"'),
@@ -199,7 +205,7 @@ describe('tool-call grammar', () => {
     const notObject: ToolSpec[] = [
       { type: 'function', function: { name: 'f', parameters: { type: 'string' } } },
     ];
-    expect(() => toolCallGrammar(notObject, { kind: 'required', parallel: true })).toThrow(
+    expect(() => toolCallGrammar(asGuided(notObject), { kind: 'required', parallel: true })).toThrow(
       /must describe one JSON object/,
     );
   });

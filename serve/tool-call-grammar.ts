@@ -7,7 +7,6 @@
 // Unlike vLLM, which guides `required` and named calls as bare JSON (`[{"name", "parameters"}]` or the
 // arguments alone) outside the model's format, the calls here are written the way the template renders
 // them, so the sampled tokens are the tokens the next turn's prompt and the trainer's render contain.
-import type { ToolSpec } from '../protocol/chat.ts';
 import {
   alternativesNode,
   freeTextNode,
@@ -20,6 +19,15 @@ import {
 } from './grammar-node.ts';
 import { anyJsonObject, compileJsonSchema } from './json-schema-grammar.ts';
 import { ServeError } from './serve-error.ts';
+
+/** An offered tool as the grammar needs it. */
+export interface GuidedTool {
+  readonly name: string;
+  /** Its parameters schema; undefined: any object (OpenAI's and vLLM's reading of a missing schema). */
+  readonly parameters: Readonly<Record<string, unknown>> | undefined;
+  /** OpenAI's `strict`: under "auto", its calls' arguments are held to `parameters`. */
+  readonly strict: boolean;
+}
 
 export type ToolCallMode =
   /** One or more calls of any offered tool (one when not `parallel`), nothing else. */
@@ -34,9 +42,9 @@ const closeText = '}\n</tool_call>';
 const separator = '\n';
 
 /** A tool's arguments: its parameters schema (OpenAI: a JSON object; none given = any object). */
-function argumentsNode(tool: ToolSpec, index: number, strict: boolean): JsonNode {
+function argumentsNode(tool: GuidedTool, index: number, strict: boolean): JsonNode {
   const field = `tools.${index}.function.parameters`;
-  const { parameters } = tool.function;
+  const { parameters } = tool;
   if (!strict || parameters === undefined) return anyJsonObject();
   const node = compileJsonSchema(parameters, field);
   const objects = node.kind === 'any-of' ? node.options.filter((option) => option.kind === 'object') : [node];
@@ -52,18 +60,18 @@ function argumentsNode(tool: ToolSpec, index: number, strict: boolean): JsonNode
 }
 
 /** The text after `<tool_call>`: the call's JSON object and the closing tag. */
-function callBody(tool: ToolSpec, index: number, strict: boolean): GrammarNode {
+function callBody(tool: GuidedTool, index: number, strict: boolean): GrammarNode {
   return sequenceNode([
-    textNode(`\n{"name": ${JSON.stringify(tool.function.name)}, "arguments": `),
+    textNode(`\n{"name": ${JSON.stringify(tool.name)}, "arguments": `),
     jsonValue(argumentsNode(tool, index, strict)),
     textNode(closeText),
   ]);
 }
 
-const wholeCall = (tool: ToolSpec, index: number): GrammarNode =>
+const wholeCall = (tool: GuidedTool, index: number): GrammarNode =>
   sequenceNode([textNode(openTag), callBody(tool, index, true)]);
 
-export function toolCallGrammar(tools: readonly ToolSpec[], mode: ToolCallMode): GrammarNode {
+export function toolCallGrammar(tools: readonly GuidedTool[], mode: ToolCallMode): GrammarNode {
   switch (mode.kind) {
     case 'required':
       return repeatNode(
@@ -73,14 +81,14 @@ export function toolCallGrammar(tools: readonly ToolSpec[], mode: ToolCallMode):
         mode.parallel ? Number.POSITIVE_INFINITY : 1,
       );
     case 'named': {
-      const index = tools.findIndex((tool) => tool.function.name === mode.name);
+      const index = tools.findIndex((tool) => tool.name === mode.name);
       if (index === -1) throw new Error(`no tool named ${mode.name}`);
-      return wholeCall(tools[index] as ToolSpec, index);
+      return wholeCall(tools[index] as GuidedTool, index);
     }
     case 'strict-auto':
       return freeTextNode(
         openTag,
-        alternativesNode(tools.map((tool, index) => callBody(tool, index, tool.function.strict === true))),
+        alternativesNode(tools.map((tool, index) => callBody(tool, index, tool.strict))),
       );
   }
 }

@@ -5,7 +5,7 @@ import type { ChatMessage } from '../../protocol/chat.ts';
 import type { TaskSplit } from '../../protocol/statuses.ts';
 import type { Capabilities, CapabilityName } from './capabilities.ts';
 import { seededRandom } from './seeded-random.ts';
-import { strictTool, type Tool } from './tool.ts';
+import type { Tool } from './tool.ts';
 
 /** How the policy is asked to use the tools: OpenAI's `tool_choice` values that episodes use. */
 export type ToolChoice = 'auto' | 'required';
@@ -62,10 +62,10 @@ export interface EnvironmentDefinition<TTask extends EnvironmentTask> {
    */
   readonly toolChoice?: ToolChoice;
   /**
-   * Marks every tool `strict` (OpenAI structured outputs; default false). Under "auto" a guiding
-   * endpoint still lets the model answer in text, but each call it opens is decoded under the tool's
-   * parameters schema, so calls cannot break mid-JSON. The mark is part of the tool specs, so the
-   * stored trajectory and the trainer's render see what the policy saw.
+   * Sends every tool marked `strict` (OpenAI structured outputs; default false). Under "auto" a
+   * guiding endpoint still lets the model answer in text, but each call it opens is decoded under the
+   * tool's parameters schema, so calls cannot break mid-JSON. The mark goes on the wire only: the
+   * stored specs (and so the trainer's render) stay without it, as serve-model renders none.
    */
   readonly strictTools?: boolean;
   /** Validates a task that comes from outside (a request body, a stored trajectory). */
@@ -132,7 +132,7 @@ export function defineEnvironment<TTask extends EnvironmentTask>(
     name,
     description: definition.description,
     systemPrompt: definition.systemPrompt,
-    tools: strictTools ? definition.tools.map(strictTool) : definition.tools,
+    tools: definition.tools,
     maxTurns: definition.maxTurns,
     toolTimeoutMs,
     requires: definition.requires ?? [],

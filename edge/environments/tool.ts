@@ -73,19 +73,6 @@ export function defineTool<TArgs, TTask>(definition: ToolDefinition<TArgs, TTask
   };
 }
 
-/** The same tool with its spec marked `strict` (OpenAI structured outputs: calls follow the schema). */
-export function strictTool<TTask>(tool: Tool<TTask>): Tool<TTask> {
-  const spec: ToolSpec = { ...tool.spec, function: { ...tool.spec.function, strict: true } };
-  return {
-    name: tool.name,
-    description: tool.description,
-    spec,
-    timeoutMs: tool.timeoutMs,
-    parseArguments: (args) => tool.parseArguments(args),
-    run: (args, context) => tool.run(args, context),
-  };
-}
-
 function isZodSchema(value: unknown): value is z.ZodType {
   return typeof value === 'object' && value !== null && '_zod' in value;
 }

@@ -11,6 +11,7 @@ export interface AskPolicyInput {
   readonly messages: readonly ChatMessage[];
   readonly tools: readonly ToolSpec[];
   readonly toolChoice?: 'auto' | 'required';
+  readonly strictTools?: boolean;
   readonly model: string;
   readonly settings: EpisodeSettings;
   /** Assistant turns already taken: offsets the sampling seed. */
@@ -34,6 +35,7 @@ export async function askPolicy(input: AskPolicyInput): Promise<Asked> {
         messages: [...input.messages],
         tools: input.tools,
         ...(input.toolChoice ? { toolChoice: input.toolChoice } : {}),
+        ...(input.strictTools ? { strictTools: true } : {}),
         model: input.model,
         temperature: settings.temperature,
         maxTokens: settings.maxTokens,

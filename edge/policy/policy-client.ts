@@ -10,6 +10,8 @@ export interface PolicyRequest extends Sampling {
   readonly tools: readonly ToolSpec[];
   /** OpenAI's `tool_choice`; undefined or "auto" sends none (the endpoint's default with tools). */
   readonly toolChoice?: 'auto' | 'required';
+  /** Send the tools marked `strict` (guided calls under "auto" on endpoints that guide decoding). */
+  readonly strictTools?: boolean;
   /** The model or adapter name to ask for, e.g. `agent@7`. */
   readonly model: string;
   /** Aborted on timeout (reason: a `TimeoutError`) or when the episode is cancelled. */

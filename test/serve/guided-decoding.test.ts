@@ -190,6 +190,8 @@ describe('guided decoding', () => {
       }
     }
     const loose = await ask(false);
+    // `strict` asks for guidance and is not rendered: the prompt is the same.
+    expect(strict.prompt_token_ids).toEqual(loose.prompt_token_ids);
     console.log(`malformed calls under "auto": ${problems(loose).length} without strict, 0 with strict`);
     expect(problems(loose).length).toBeGreaterThan(0);
   });
