@@ -1,8 +1,11 @@
 // npm run bench:serve — the local inference endpoint under load: decode tokens per second and time to
 // first token for 1 request alone and for 8 concurrent requests (a GRPO group) on the same model,
-// side by side, measured in the same run over HTTP with streaming chat completions. Reports, does not
-// assert. Options: --preset tiny|small (default small), --tokens N (default 64), --concurrency N
-// (default 8), --repeats N (default 3, the median is shown). Backend: EDGERL_BACKEND or the default order.
+// side by side, measured in the same run over HTTP with streaming chat completions; then the group's
+// decode tokens/s under guided decoding (response_format json_schema, tool_choice "required") beside
+// the same group unguided; then one mask on Qwen's real vocabulary, trie walk beside stepping every
+// token alone. Reports, does not assert. Options: --preset tiny|small (default small), --tokens N
+// (default 64), --concurrency N (default 8), --repeats N (default 3, the median is shown). Backend:
+// EDGERL_BACKEND or the default order.
 //
 // Definitions: time to first token = request sent → first streamed token; decode tokens/s = tokens
 // after each request's first, summed over the group, divided by the time from the group's first
@@ -13,6 +16,11 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { initModelDir } from '../model/init-model-dir.ts';
 import { isModelPreset } from '../model/init-model.ts';
+import { loadQwenTokenizer } from '../model/tokenizer/test-fixtures.ts';
+import { type AutomatonState, canonicalState, startState, stepState } from '../serve/grammar-automaton.ts';
+import { GuidedConstraint } from '../serve/guided-constraint.ts';
+import { compileGuided } from '../serve/guided-decoding.ts';
+import { guidedVocabulary } from '../serve/guided-vocabulary.ts';
 import { serveModel } from '../serve/serve-model.ts';
 
 const { values } = parseArgs({
@@ -53,8 +61,29 @@ const serving = await serveModel({
   backend: process.env.EDGERL_BACKEND || undefined,
 });
 
+/**
+ * Guided requests that cannot be complete before `tokens` tokens (an array of at least `tokens`
+ * items), so that, like the unguided ones under ignore_eos, each decodes exactly `tokens` tokens.
+ */
+const longArray = {
+  type: 'object',
+  // Not named "items": the tiny chat template's `properties.items()` would find the property instead.
+  properties: { list: { type: 'array', items: { type: 'string', maxLength: 6 }, minItems: tokens } },
+  required: ['list'],
+  additionalProperties: false,
+};
+const kinds = {
+  unguided: { ignore_eos: true },
+  json_schema: { response_format: { type: 'json_schema', json_schema: { name: 'list', schema: longArray } } },
+  'tool_choice required': {
+    tools: [{ type: 'function', function: { name: 'record', parameters: longArray } }],
+    tool_choice: 'required',
+  },
+} satisfies Record<string, Record<string, unknown>>;
+type Kind = keyof typeof kinds;
+
 /** One streaming chat request; times its first token and its end. */
-async function request(episode: number, seed: number): Promise<Timing> {
+async function request(episode: number, seed: number, kind: Kind = 'unguided'): Promise<Timing> {
   const sent = performance.now();
   const response = await fetch(`${serving.url}/v1/chat/completions`, {
     method: 'POST',
@@ -65,7 +94,7 @@ async function request(episode: number, seed: number): Promise<Timing> {
         { role: 'user', content: `Episode ${episode}: look up key ${episode * 7} and report its value.` },
       ],
       max_tokens: tokens,
-      ignore_eos: true,
+      ...kinds[kind],
       seed,
       stream: true,
       return_token_ids: true,
@@ -93,9 +122,11 @@ async function request(episode: number, seed: number): Promise<Timing> {
   return { sent, first, end: performance.now(), tokens: count };
 }
 
-async function group(size: number, round: number) {
+async function group(size: number, round: number, kind: Kind = 'unguided') {
   const before = serving.engine.stats();
-  const timings = await Promise.all(Array.from({ length: size }, (_, i) => request(i, round * 100 + i)));
+  const timings = await Promise.all(
+    Array.from({ length: size }, (_, i) => request(i, round * 100 + i, kind)),
+  );
   const after = serving.engine.stats();
   const firstToken = Math.min(...timings.map((t) => t.first));
   const lastToken = Math.max(...timings.map((t) => t.end));
@@ -154,7 +185,91 @@ try {
   );
   for (const row of table)
     console.log(row.map((cell, column) => cell.padStart(widths[column] as number)).join('  '));
+
+  const guided: Record<Kind, number[]> = { unguided: [], json_schema: [], 'tool_choice required': [] };
+  for (const kind of Object.keys(kinds) as Kind[]) await group(concurrency, 98, kind); // warm-up
+  for (let round = 0; round < repeats; round++) {
+    for (const kind of Object.keys(kinds) as Kind[]) {
+      guided[kind].push((await group(concurrency, round, kind)).decodeTokensPerSecond);
+    }
+  }
+  const plain = median(guided.unguided);
+  console.log(
+    `\nguided decoding, ${concurrency} concurrent requests of ${tokens} tokens, median of ${repeats}`,
+  );
+  const guidedTable = [
+    ['', 'decode tokens/s', 'vs unguided'],
+    ...(Object.keys(kinds) as Kind[]).map((kind) => [
+      kind,
+      median(guided[kind]).toFixed(0),
+      `${(median(guided[kind]) / plain).toFixed(2)}×`,
+    ]),
+  ];
+  const guidedWidths = [0, 1, 2].map((column) =>
+    Math.max(...guidedTable.map((row) => (row[column] as string).length)),
+  );
+  for (const row of guidedTable)
+    console.log(row.map((cell, column) => cell.padStart(guidedWidths[column] as number)).join('  '));
+  qwenMasks();
 } finally {
   await serving.close();
   await rm(dir, { recursive: true, force: true });
+}
+
+/**
+ * One mask on Qwen's 151,669-token vocabulary (what a real model's guided step costs; the bench models
+ * have 576 tokens), inside a tool call's string argument and at its first key: the trie walk (a fresh
+ * constraint, so no mask is cached; the automaton's step memo is shared by both) beside stepping each
+ * token's bytes alone, in the same run.
+ */
+function qwenMasks(): void {
+  const qwen = loadQwenTokenizer();
+  const vocabulary = guidedVocabulary(qwen, 151936);
+  const tools = [
+    { name: 'lookup', parameters: { type: 'object', properties: { key: { type: 'string' } } }, strict: true },
+  ];
+  const guided = compileGuided({ kind: 'tool-calls', tools, mode: { kind: 'required', parallel: true } });
+  console.log(
+    "\none mask on Qwen's vocabulary (151,669 tokens), median of 5 (mask cache empty each time, step memo kept)",
+  );
+  const rows = [['state', 'allowed', 'trie walk ms', 'token by token ms', 'ratio']];
+  for (const [name, text] of [
+    ['at the first key', '<tool_call>\n{"name": "lookup", "arguments": {'],
+    ['inside a string', '<tool_call>\n{"name": "lookup", "arguments": {"key": "Par'],
+  ] as const) {
+    let state: AutomatonState = startState(guided.grammar);
+    for (const byte of new TextEncoder().encode(text)) state = stepState(state, byte) as AutomatonState;
+    const walks: number[] = [];
+    const singles: number[] = [];
+    let allowed = 0;
+    for (let i = 0; i < 5; i++) {
+      const fresh = canonicalState(state);
+      const constraint = new GuidedConstraint(guided.grammar, vocabulary, qwen.eosTokenIds);
+      let started = performance.now();
+      allowed = constraint.maskOf(fresh.state, fresh.key).length;
+      walks.push(performance.now() - started);
+      started = performance.now();
+      let count = 0;
+      const from = canonicalState(state).state;
+      for (const bytes of vocabulary.tokenBytes) {
+        let next: AutomatonState | undefined = bytes.length > 0 ? from : undefined;
+        for (const byte of bytes) next = next && stepState(next, byte);
+        if (next) count += 1;
+      }
+      singles.push(performance.now() - started);
+      if (count === 0) throw new Error('no token fits');
+    }
+    rows.push([
+      name,
+      String(allowed),
+      median(walks).toFixed(1),
+      median(singles).toFixed(1),
+      `${(median(singles) / median(walks)).toFixed(1)}×`,
+    ]);
+  }
+  const widths = [0, 1, 2, 3, 4].map((column) =>
+    Math.max(...rows.map((row) => (row[column] as string).length)),
+  );
+  for (const row of rows)
+    console.log(row.map((cell, column) => cell.padStart(widths[column] as number)).join('  '));
 }

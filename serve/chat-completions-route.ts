@@ -5,16 +5,25 @@ import { Hono } from 'hono';
 import { ChatChunks } from './chat-stream.ts';
 import { parseChatRequest } from './chat-request.ts';
 import { type ChatResponseContext, chatCompletionBody } from './chat-response.ts';
+import { rendersHermesToolCalls } from './hermes-tool-call-template.ts';
 import { renderChatPrompt } from './render-prompt.ts';
 import { runChoices } from './run-choices.ts';
 import { resolveMaxTokens } from './sampling-fields.ts';
 import { readJsonBody, requestId, type ServeContext, unixSeconds } from './serve-context.ts';
+import { ServeError } from './serve-error.ts';
 import { sseResponse } from './sse.ts';
 
 export function chatCompletionsRoute(serve: ServeContext): Hono {
   return new Hono().post('/v1/chat/completions', async (c) => {
     const request = parseChatRequest(await readJsonBody(c), serve.vocabSize);
     serve.engine.registry.resolve(request.model);
+    if (request.settings.guided?.spec.kind === 'tool-calls' && !rendersHermesToolCalls(serve.tokenizer)) {
+      throw new ServeError(
+        'bad-request',
+        "guided tool calls are written as <tool_call>{...}</tool_call> (Hermes), which this model's chat template does not render",
+        'tool_choice',
+      );
+    }
     const promptIds = renderChatPrompt(serve.tokenizer, request);
     const maxTokens = resolveMaxTokens(request.maxTokens, promptIds.length, serve.maxModelLen, {
       prompt: 'messages',
@@ -33,7 +42,9 @@ export function chatCompletionsRoute(serve: ServeContext): Hono {
       model: request.model ?? serve.baseName,
       promptIds,
       settings,
-      toolsActive: request.toolChoice === 'auto' && request.tools.length > 0,
+      toolsActive: request.toolChoice !== 'none' && request.tools.length > 0,
+      namedToolChoice: typeof request.toolChoice === 'object',
+      parallelToolCalls: request.parallelToolCalls,
       naming: { tokenizer: serve.tokenizer, tokensAsTokenIds: settings.tokensAsTokenIds },
     };
     if (!settings.stream) {

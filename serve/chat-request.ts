@@ -1,13 +1,20 @@
 // The body of POST /v1/chat/completions: OpenAI's fields plus vLLM's extras (return_token_ids,
 // continue_final_message, chat_template_kwargs, ...), validated with zod into a request whose
 // messages are protocol ChatMessages. A bad field is a 400 that names it (`messages.2.content: ...`).
-// Leaves out images and audio (text parts only) and tool_choice "required"/named functions, which
-// vLLM implements with guided decoding.
+// `tool_choice` "required" or a named function, and tools marked `strict` under "auto", become guided
+// tool calls (tool-call-grammar.ts), with vLLM's checks and messages (vllm/entrypoints/openai/protocol.py,
+// `check_tool_usage`). Leaves out images and audio (text parts only).
 import { z } from 'zod';
 import { type ChatMessage, type ToolSpec, toolCallSchema, toolSpecSchema } from '../protocol/chat.ts';
 import { formatIssues } from '../protocol/format-issues.ts';
-import { type GenerationSettings, resolveSettings, samplingFields } from './sampling-fields.ts';
+import {
+  type GenerationSettings,
+  type GuidedRequest,
+  resolveSettings,
+  samplingFields,
+} from './sampling-fields.ts';
 import { ServeError } from './serve-error.ts';
+import type { GuidedTool } from './tool-call-grammar.ts';
 
 const content = z.union([
   z.string(),
@@ -33,6 +40,16 @@ const messageSchema = z.discriminatedUnion('role', [
   z.object({ role: z.literal('tool'), content, tool_call_id: z.string().min(1) }),
 ]);
 
+/**
+ * A tool as offered: protocol's spec plus OpenAI's `strict` flag, which asks for guided calls and is
+ * not rendered (the proxy does not store it either, edge/proxy/request-tools.ts), so a prompt is the
+ * same with or without it and the trainer's render matches.
+ */
+const offeredToolSchema = z.object({
+  type: z.literal('function'),
+  function: toolSpecSchema.shape.function.extend({ strict: z.boolean().nullish() }),
+});
+
 const toolChoiceSchema = z.union([
   z.enum(['auto', 'none', 'required']),
   z.object({ type: z.literal('function'), function: z.object({ name: z.string() }) }),
@@ -41,8 +58,10 @@ const toolChoiceSchema = z.union([
 export const chatRequestSchema = z.object({
   ...samplingFields,
   messages: z.array(messageSchema).min(1),
-  tools: z.array(toolSpecSchema).nullish(),
+  tools: z.array(offeredToolSchema).nullish(),
   tool_choice: toolChoiceSchema.nullish(),
+  /** OpenAI's default true; false keeps one call (vLLM drops the later ones, vllm-project/vllm#26233). */
+  parallel_tool_calls: z.boolean().nullish(),
   logprobs: z.boolean().nullish(),
   top_logprobs: z.number().int().min(0).nullish(),
   max_tokens: z.number().int().min(1).nullish(),
@@ -52,12 +71,19 @@ export const chatRequestSchema = z.object({
   chat_template_kwargs: z.record(z.string(), z.unknown()).nullish(),
 });
 
+export type ToolChoice = 'auto' | 'none' | 'required' | { readonly name: string };
+
 export interface ChatRequest {
   readonly model: string | undefined;
   readonly messages: readonly ChatMessage[];
   readonly tools: readonly ToolSpec[];
-  /** Tools are rendered and tool calls parsed ("auto"), or neither ("none"). */
-  readonly toolChoice: 'auto' | 'none';
+  /**
+   * Tools are rendered and tool calls parsed ("auto"), or neither ("none"); "required" and a named
+   * function also guide the output into calls.
+   */
+  readonly toolChoice: ToolChoice;
+  /** More than one tool call per answer may be returned (and, under "required", generated). */
+  readonly parallelToolCalls: boolean;
   readonly maxTokens: number | undefined;
   /** Which field set maxTokens, for error messages. */
   readonly maxTokensField: 'max_completion_tokens' | 'max_tokens';
@@ -99,16 +125,16 @@ export function parseChatRequest(body: unknown, vocabSize: number): ChatRequest 
     throw new ServeError('bad-request', formatIssues(parsed.error), first?.path.join('.') || null);
   }
   const request = parsed.data;
-  const tools = request.tools ?? [];
+  const offered = request.tools ?? [];
+  const tools: ToolSpec[] = offered.map(({ type, function: { strict: _, ...spec } }) => ({
+    type,
+    function: spec,
+  }));
   // OpenAI and vLLM: "none" without tools, "auto" when tools are given.
-  const choice = request.tool_choice ?? (tools.length > 0 ? 'auto' : 'none');
-  if (choice !== 'auto' && choice !== 'none') {
-    throw new ServeError(
-      'bad-request',
-      `tool_choice ${JSON.stringify(choice)} is not supported by edgerl serve-model; use "auto" or "none"`,
-      'tool_choice',
-    );
-  }
+  const given = request.tool_choice ?? (tools.length > 0 ? 'auto' : 'none');
+  const toolChoice: ToolChoice = typeof given === 'string' ? given : { name: given.function.name };
+  const parallelToolCalls = request.parallel_tool_calls ?? true;
+  const guidedTools = guidedToolCalls(toolChoice, offered.map(guidedTool), parallelToolCalls);
   if (request.top_logprobs && !request.logprobs) {
     throw new ServeError('bad-request', 'top_logprobs needs logprobs: true', 'top_logprobs');
   }
@@ -125,7 +151,8 @@ export function parseChatRequest(body: unknown, vocabSize: number): ChatRequest 
     model: request.model ?? undefined,
     messages: request.messages.map(toChatMessage),
     tools,
-    toolChoice: choice,
+    toolChoice,
+    parallelToolCalls,
     maxTokens: request.max_completion_tokens ?? request.max_tokens ?? undefined,
     maxTokensField: request.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens',
     addGenerationPrompt,
@@ -135,6 +162,49 @@ export function parseChatRequest(body: unknown, vocabSize: number): ChatRequest 
       request,
       { enabled: request.logprobs ?? false, top: request.top_logprobs ?? 0 },
       vocabSize,
+      guidedTools,
     ),
   };
+}
+
+const guidedTool = (tool: z.infer<typeof offeredToolSchema>): GuidedTool => ({
+  name: tool.function.name,
+  parameters: tool.function.parameters,
+  strict: tool.function.strict === true,
+});
+
+/** The guided tool calls `toolChoice` asks for, checked as vLLM checks them. */
+function guidedToolCalls(
+  toolChoice: ToolChoice,
+  tools: readonly GuidedTool[],
+  parallel: boolean,
+): GuidedRequest[] {
+  if (toolChoice === 'none') return [];
+  if (toolChoice === 'auto') {
+    const strict = tools.some((tool) => tool.strict);
+    return strict
+      ? [{ spec: { kind: 'tool-calls', tools, mode: { kind: 'strict-auto' } }, field: 'tools' }]
+      : [];
+  }
+  if (tools.length === 0) {
+    throw new ServeError('bad-request', 'When using `tool_choice`, `tools` must be set.', 'tool_choice');
+  }
+  if (toolChoice === 'required') {
+    return [
+      { spec: { kind: 'tool-calls', tools, mode: { kind: 'required', parallel } }, field: 'tool_choice' },
+    ];
+  }
+  if (!tools.some((tool) => tool.name === toolChoice.name)) {
+    throw new ServeError(
+      'bad-request',
+      'The tool specified in `tool_choice` does not match any of the specified `tools`',
+      'tool_choice',
+    );
+  }
+  return [
+    {
+      spec: { kind: 'tool-calls', tools, mode: { kind: 'named', name: toolChoice.name } },
+      field: 'tool_choice',
+    },
+  ];
 }

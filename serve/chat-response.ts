@@ -1,6 +1,6 @@
 // The non-streaming chat completion body, shaped as vLLM returns it: choices with the assistant
 // message (Hermes `<tool_call>` blocks parsed into OpenAI `tool_calls` and finish_reason
-// "tool_calls", as `--enable-auto-tool-choice --tool-call-parser hermes` does), `stop_reason`,
+// "tool_calls", as `--enable-auto-tool-choice --tool-call-parser hermes` does; "stop" for a named tool_choice), `stop_reason`,
 // per-choice `token_ids` and top-level `prompt_token_ids` when `return_token_ids` is set, and usage.
 import type { ToolCall } from '../protocol/chat.ts';
 import { parseAssistantOutput } from '../model/tokenizer/index.ts';
@@ -16,8 +16,15 @@ export interface ChatResponseContext {
   readonly model: string;
   readonly promptIds: readonly number[];
   readonly settings: GenerationSettings;
-  /** Tools were offered with tool_choice "auto": parse tool calls out of the text. */
+  /** Tools were offered and tool_choice is not "none": parse tool calls out of the text. */
   readonly toolsActive: boolean;
+  /**
+   * tool_choice named a function: its call finishes with "stop", as in OpenAI's API (vLLM:
+   * "tool_calls" for "auto" or "required" tool calls, "stop" for named ones, serving_chat.py).
+   */
+  readonly namedToolChoice: boolean;
+  /** parallel_tool_calls: false keeps only the first call (vLLM, vllm-project/vllm#26233). */
+  readonly parallelToolCalls: boolean;
   readonly naming: TokenNaming;
 }
 
@@ -35,9 +42,8 @@ export function assistantReply(context: ChatResponseContext, index: number, text
   if (!context.toolsActive) return { content: text, toolCalls: [] };
   const parsed = parseAssistantOutput(text, { idSalt: toolCallSalt(context, index) });
   // Without calls the text goes back as generated (vLLM returns it untouched).
-  return parsed.toolCalls.length > 0
-    ? { content: parsed.content, toolCalls: parsed.toolCalls }
-    : { content: text, toolCalls: [] };
+  const toolCalls = context.parallelToolCalls ? parsed.toolCalls : parsed.toolCalls.slice(0, 1);
+  return toolCalls.length > 0 ? { content: parsed.content, toolCalls } : { content: text, toolCalls: [] };
 }
 
 export function usage(promptTokens: number, choices: readonly ChoiceRun[]) {
@@ -69,7 +75,8 @@ export function chatCompletionBody(context: ChatResponseContext, choices: readon
           ...(reply.toolCalls.length > 0 ? { tool_calls: reply.toolCalls } : {}),
         },
         logprobs,
-        finish_reason: reply.toolCalls.length > 0 ? 'tool_calls' : output.finishReason,
+        finish_reason:
+          reply.toolCalls.length > 0 && !context.namedToolChoice ? 'tool_calls' : output.finishReason,
         stop_reason: output.stopReason,
         token_ids: settings.returnTokenIds ? [...output.tokenIds] : null,
       };

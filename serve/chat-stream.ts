@@ -61,7 +61,7 @@ export class ChatChunks {
       const content = state.streamableContent.slice(sent.content);
       if (content) delta.content = content;
       sent.content = state.streamableContent.length;
-      const calls = state.toolCalls.slice(sent.calls);
+      const calls = state.toolCalls.slice(sent.calls, this.context.parallelToolCalls ? undefined : 1);
       if (calls.length > 0) {
         delta.tool_calls = calls.map((call, offset) => ({ index: sent.calls + offset, ...call }));
         sent.calls += calls.length;
@@ -76,7 +76,11 @@ export class ChatChunks {
       index: update.index,
       delta,
       logprobs: settings.logprobs ? { content: chatLogprobs(update.tokens, naming) } : null,
-      finish_reason: update.finished ? (sent.calls > 0 ? 'tool_calls' : output.finishReason) : null,
+      finish_reason: update.finished
+        ? sent.calls > 0 && !this.context.namedToolChoice
+          ? 'tool_calls'
+          : output.finishReason
+        : null,
       ...(update.finished ? { stop_reason: output.stopReason } : {}),
       ...(settings.returnTokenIds ? { token_ids: update.tokens.map((token) => token.tokenId) } : {}),
     });

@@ -30,8 +30,8 @@ export interface EngineSequence {
   readonly promptIds: readonly number[];
   readonly sampling: Omit<RowSampling, 'allowedTokenIds'>;
   readonly seed: number;
-  /** Restricts the next token (guided choice); undefined allows every token. */
-  allowedTokenIds?(): readonly number[] | undefined;
+  /** Restricts the next token (guided decoding); undefined allows every token. */
+  allowedTokenIds?(): ArrayLike<number> | undefined;
   /** Sees each sampled token; returns true when the sequence is finished. */
   onToken(token: SampledToken): boolean;
   /** The engine ended the sequence (context full, client gone, failure). Never after onToken said done. */
@@ -284,7 +284,14 @@ export class ServeEngine {
     rows.forEach((row, index) => {
       if (row.done) return;
       const sequence = row.sequence;
-      const allowed = sequence.allowedTokenIds?.();
+      let allowed: ArrayLike<number> | undefined;
+      try {
+        allowed = sequence.allowedTokenIds?.();
+        if (allowed?.length === 0) throw new Error('guided decoding allows no token here');
+      } catch (error) {
+        this.end(row, { kind: 'error', error });
+        return;
+      }
       const token = sampleRow(
         logits.subarray(index * vocab, (index + 1) * vocab),
         { ...sequence.sampling, ...(allowed ? { allowedTokenIds: allowed } : {}) },

@@ -1,5 +1,5 @@
 // Picks one row's next token from its logits on the host: logit bias and an allowed-token set (for
-// `structured_outputs.choice`) shape what is sampled, then the model runtime's sampler draws. The
+// guided decoding) shape what is sampled, then the model runtime's sampler draws. The
 // returned logprobs are the raw model's, log_softmax(logits) before bias, masking, temperature and
 // truncation: vLLM's default `logprobs_mode = "raw_logprobs"` and what the trainer recomputes.
 import type { Rng } from '../model/rng.ts';
@@ -17,7 +17,7 @@ export interface RowSampling {
   /** Added to the logits before sampling (OpenAI `logit_bias`, by token id). */
   readonly logitBias?: ReadonlyMap<number, number>;
   /** When given, only these ids may be sampled. */
-  readonly allowedTokenIds?: readonly number[];
+  readonly allowedTokenIds?: ArrayLike<number>;
 }
 
 export interface SampledToken extends TokenLogprob {
@@ -48,7 +48,11 @@ export function sampleRow(logits: Float32Array, row: RowSampling, rng: Rng): Sam
     shaped = new Float32Array(logits.length);
     if (row.allowedTokenIds) {
       shaped.fill(Number.NEGATIVE_INFINITY);
-      for (const id of row.allowedTokenIds) shaped[id] = logits[id] as number;
+      const allowed = row.allowedTokenIds;
+      for (let i = 0; i < allowed.length; i++) {
+        const id = allowed[i] as number;
+        shaped[id] = logits[id] as number;
+      }
     } else shaped.set(logits);
     for (const [id, bias] of row.logitBias ?? []) {
       if (id < shaped.length) shaped[id] = (shaped[id] as number) + bias;

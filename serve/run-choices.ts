@@ -4,8 +4,8 @@
 // goes away ends its sequences at the next step.
 import type { ChatTokenizer } from '../model/tokenizer/index.ts';
 import { type Channel, createChannel } from './channel.ts';
-import { type ChoiceConstraint, choiceConstraint } from './choice-constraint.ts';
 import type { EngineSequence, ServeEngine } from './engine.ts';
+import { constraintFor } from './guided-vocabulary.ts';
 import type { SampledToken } from './row-sampler.ts';
 import type { GenerationSettings } from './sampling-fields.ts';
 import { SequenceOutput } from './sequence-output.ts';
@@ -38,18 +38,6 @@ export interface RunChoicesInput {
   readonly signal?: AbortSignal;
 }
 
-const byteTables = new WeakMap<ChatTokenizer, Uint8Array[]>();
-
-/** Every id's bytes up to the model's vocabulary size (built once per tokenizer, for guided choice). */
-function tokenByteTable(tokenizer: ChatTokenizer, vocabSize: number): Uint8Array[] {
-  let table = byteTables.get(tokenizer);
-  if (!table || table.length !== vocabSize) {
-    table = Array.from({ length: vocabSize }, (_, id) => tokenizer.tokenBytes(id));
-    byteTables.set(tokenizer, table);
-  }
-  return table;
-}
-
 export function runChoices(
   engine: ServeEngine,
   tokenizer: ChatTokenizer,
@@ -59,11 +47,9 @@ export function runChoices(
   const { settings } = input;
   const updates = createChannel<ChoiceUpdate>();
   const eosTokenIds = settings.ignoreEos ? [] : tokenizer.eosTokenIds;
-  const constraint: ChoiceConstraint | undefined = settings.choices
-    ? choiceConstraint(settings.choices, tokenByteTable(tokenizer, vocabSize), [
-        ...eosTokenIds,
-        ...settings.stopTokenIds,
-      ])
+  // Guided decoding: the output may end on any token that stops it.
+  const constraint = settings.guided
+    ? constraintFor(tokenizer, vocabSize, settings.guided, [...eosTokenIds, ...settings.stopTokenIds])
     : undefined;
   const decode = (ids: readonly number[]) =>
     tokenizer.decode(ids, { skipSpecialTokens: settings.skipSpecialTokens });
@@ -84,6 +70,7 @@ export function runChoices(
         includeStopStrInOutput: settings.includeStopStrInOutput,
         maxTokens: prompt.maxTokens,
       });
+      const guide = constraint?.sequence();
       choices.push({ index, promptIndex, output });
       open += 1;
       sequences.push({
@@ -94,11 +81,12 @@ export function runChoices(
           logitBias: settings.logitBias,
         },
         seed: settings.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : settings.seed + i,
-        allowedTokenIds: constraint ? () => constraint.allowed(output.tokenIds) : undefined,
+        allowedTokenIds: guide ? () => guide.allowed() : undefined,
         onToken(token) {
+          guide?.advance(token.tokenId);
           let { delta, finished } = output.accept(token);
-          // A complete choice with no stop token to end on (ignore_eos) ends here.
-          if (!finished && constraint && constraint.allowed(output.tokenIds).length === 0) {
+          // A complete guided output with no stop token to end on (ignore_eos) ends here.
+          if (!finished && guide && guide.allowed().length === 0) {
             delta += output.finish('stop');
             finished = true;
           }

@@ -6,6 +6,7 @@
 // knows are ignored, as vLLM ignores them.
 import { z } from 'zod';
 import type { SamplingParams } from '../model/sampler.ts';
+import { compileGuided, type Guided, type GuidedSpec } from './guided-decoding.ts';
 import { ServeError } from './serve-error.ts';
 
 /** vLLM's default --max-logprobs. */
@@ -18,6 +19,13 @@ const unsupported = (neutral: number | boolean) =>
     .refine((value) => value === null || value === undefined || value === neutral, {
       message: `is not supported by edgerl serve-model; only ${neutral} (the default) is accepted`,
     });
+
+const unsupportedText = z
+  .string()
+  .nullish()
+  .refine((value) => value == null, { message: 'is not supported by edgerl serve-model' });
+
+const structuredKeys = new Set(['choice', 'json', 'json_object']);
 
 export const samplingFields = {
   model: z.string().nullish(),
@@ -38,23 +46,39 @@ export const samplingFields = {
   return_token_ids: z.boolean().nullish(),
   return_tokens_as_token_ids: z.boolean().nullish(),
   structured_outputs: z
-    .object({ choice: z.array(z.string().min(1)).min(1).optional() })
+    .object({
+      choice: z.array(z.string().min(1)).min(1).nullish(),
+      json: z.union([z.string(), z.boolean(), z.record(z.string(), z.unknown())]).nullish(),
+      json_object: z.boolean().nullish(),
+    })
     .catchall(z.unknown())
     .nullish()
-    .refine((value) => !value || Object.keys(value).every((key) => key === 'choice' || value[key] == null), {
-      message: 'only `choice` is supported by edgerl serve-model (no json, regex or grammar)',
-    }),
-  /** Structured output formats other than plain text would need guided decoding; a 400 lets clients
-   * (RULER's judge client) fall back to asking for plain text. */
+    .refine(
+      (value) => !value || Object.keys(value).every((key) => structuredKeys.has(key) || value[key] == null),
+      {
+        message:
+          'only `choice`, `json` and `json_object` are supported by edgerl serve-model (no regex, grammar or structural_tag)',
+      },
+    ),
+  /** OpenAI's structured outputs: plain text, any JSON object, or JSON following a schema (guided decoding). */
   response_format: z
-    .object({ type: z.string() })
-    .catchall(z.unknown())
-    .nullish()
-    .refine((value) => !value || value.type === 'text', {
-      message: 'only {"type": "text"} is supported by edgerl serve-model (no json_object or json_schema)',
-    }),
-  /** vLLM's earlier name for structured_outputs.choice. */
+    .object({
+      type: z.enum(['text', 'json_object', 'json_schema']),
+      json_schema: z
+        .object({
+          name: z.string().nullish(),
+          description: z.string().nullish(),
+          schema: z.record(z.string(), z.unknown()).nullish(),
+          strict: z.boolean().nullish(),
+        })
+        .nullish(),
+    })
+    .nullish(),
+  /** vLLM's earlier names for structured_outputs.choice and .json. */
   guided_choice: z.array(z.string().min(1)).min(1).nullish(),
+  guided_json: z.union([z.string(), z.record(z.string(), z.unknown())]).nullish(),
+  guided_regex: unsupportedText,
+  guided_grammar: unsupportedText,
   frequency_penalty: unsupported(0),
   presence_penalty: unsupported(0),
   repetition_penalty: unsupported(1),
@@ -87,14 +111,16 @@ export interface GenerationSettings {
   readonly tokensAsTokenIds: boolean;
   readonly stream: boolean;
   readonly includeUsage: boolean;
-  /** Guided choice: the output must be one of these strings. */
-  readonly choices: readonly string[] | undefined;
+  /** Guided decoding: what the output must follow (compiled), or undefined for free text. */
+  readonly guided: Guided | undefined;
 }
 
+/** `tools`: guided tool calls the chat route asks for (tool_choice), counted with the body's own. */
 export function resolveSettings(
   body: SamplingFieldValues,
   logprobs: { enabled: boolean; top: number },
   vocabSize: number,
+  tools: readonly GuidedRequest[] = [],
 ): GenerationSettings {
   const logitBias = new Map<number, number>();
   for (const [key, bias] of Object.entries(body.logit_bias ?? {})) {
@@ -152,8 +178,70 @@ export function resolveSettings(
     tokensAsTokenIds: body.return_tokens_as_token_ids ?? false,
     stream: body.stream ?? false,
     includeUsage: body.stream_options?.include_usage ?? false,
-    choices: body.structured_outputs?.choice ?? body.guided_choice ?? undefined,
+    guided: onlyGuided([...structuredSpecs(body), ...tools]),
   };
+}
+
+/** A guided-decoding request from one of its spellings, with the field that gave it. */
+function structuredSpecs(body: SamplingFieldValues): GuidedRequest[] {
+  const specs: GuidedRequest[] = [];
+  const structured = body.structured_outputs;
+  const choice = (choices: readonly string[], field: string) =>
+    specs.push({ spec: { kind: 'choice', choices }, field });
+  const schema = (value: unknown, field: string) => {
+    let parsed = value;
+    if (typeof value === 'string') {
+      try {
+        parsed = JSON.parse(value);
+      } catch {
+        throw new ServeError(
+          'bad-request',
+          `${field}: is not a JSON schema (a string that is not JSON)`,
+          field,
+        );
+      }
+    }
+    specs.push({ spec: { kind: 'json-schema', schema: parsed, field }, field });
+  };
+  if (structured?.choice) choice(structured.choice, 'structured_outputs.choice');
+  if (body.guided_choice) choice(body.guided_choice, 'guided_choice');
+  if (structured?.json != null) schema(structured.json, 'structured_outputs.json');
+  if (body.guided_json != null) schema(body.guided_json, 'guided_json');
+  if (structured?.json_object)
+    specs.push({ spec: { kind: 'json-object' }, field: 'structured_outputs.json_object' });
+  const format = body.response_format;
+  if (format?.type === 'json_object') specs.push({ spec: { kind: 'json-object' }, field: 'response_format' });
+  if (format?.type === 'json_schema') {
+    const given = format.json_schema?.schema;
+    if (!given) {
+      throw new ServeError(
+        'bad-request',
+        'response_format.json_schema.schema: a JSON schema is required with {"type": "json_schema"}',
+        'response_format',
+      );
+    }
+    schema(given, 'response_format.json_schema.schema');
+  }
+  return specs;
+}
+
+/** At most one guided-decoding request (vLLM: "You can only use one kind of structured outputs"). */
+function onlyGuided(specs: readonly GuidedRequest[]): Guided | undefined {
+  if (specs.length > 1) {
+    throw new ServeError(
+      'bad-request',
+      `only one kind of guided decoding per request; got ${specs.map((s) => s.field).join(' and ')}`,
+      specs[1]?.field ?? null,
+    );
+  }
+  const first = specs[0];
+  return first ? compileGuided(first.spec) : undefined;
+}
+
+/** A guided-decoding request and the field that made it (for errors). */
+export interface GuidedRequest {
+  readonly spec: GuidedSpec;
+  readonly field: string;
 }
 
 /**

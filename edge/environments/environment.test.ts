@@ -40,7 +40,31 @@ describe('defineEnvironment', () => {
     expect(() => environment.tasks('train', -1, 0)).toThrow(/n must be a non-negative integer, got -1/);
   });
 
+  it('asks for tools with "auto" and unmarked specs unless told otherwise', () => {
+    const add = defineTool({
+      name: 'add',
+      description: 'Adds.',
+      parameters: z.object({ a: z.number() }),
+      run: () => '',
+    });
+    const plain = defineEnvironment({ ...base, tools: [add] });
+    expect({ toolChoice: plain.toolChoice, strictTools: plain.strictTools }).toEqual({
+      toolChoice: 'auto',
+      strictTools: false,
+    });
+    const guided = defineEnvironment({ ...base, tools: [add], toolChoice: 'required', strictTools: true });
+    expect({ toolChoice: guided.toolChoice, strictTools: guided.strictTools }).toEqual({
+      toolChoice: 'required',
+      strictTools: true,
+    });
+    // The specs (what trajectories store) stay as they are.
+    expect(guided.tools[0]?.spec).toEqual(add.spec);
+  });
+
   it('names the problem in a bad definition', () => {
+    expect(() => defineEnvironment({ ...base, toolChoice: 'required' })).toThrow(
+      /count-up: toolChoice "required" needs at least one tool/,
+    );
     expect(() => defineEnvironment({ ...base, name: 'Count Up' })).toThrow(/must be kebab-case/);
     expect(() => defineEnvironment({ ...base, maxTurns: 0 })).toThrow(
       /count-up: maxTurns must be a positive integer, got 0/,

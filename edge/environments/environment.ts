@@ -7,6 +7,9 @@ import type { Capabilities, CapabilityName } from './capabilities.ts';
 import { seededRandom } from './seeded-random.ts';
 import type { Tool } from './tool.ts';
 
+/** How the policy is asked to use the tools: OpenAI's `tool_choice` values that episodes use. */
+export type ToolChoice = 'auto' | 'required';
+
 /**
  * What every task carries; environments add their own fields. Tasks are plain JSON: a type alias
  * rather than an interface so that a task is assignable to the store's JSON type without a cast.
@@ -51,6 +54,20 @@ export interface EnvironmentDefinition<TTask extends EnvironmentTask> {
   readonly toolTimeoutMs?: number;
   /** Capabilities the tools or the verifier use; checked before an episode starts. */
   readonly requires?: readonly CapabilityName[];
+  /**
+   * OpenAI's `tool_choice` for every policy call (default "auto"). "required" makes each assistant
+   * turn one or more tool calls, decoded under a grammar on endpoints that guide decoding (edgerl
+   * serve-model, vLLM): calls always parse, but no turn can be a plain-text answer, so an episode
+   * runs to `maxTurns` unless a tool ends it.
+   */
+  readonly toolChoice?: ToolChoice;
+  /**
+   * Sends every tool marked `strict` (OpenAI structured outputs; default false). Under "auto" a
+   * guiding endpoint still lets the model answer in text, but each call it opens is decoded under the
+   * tool's parameters schema, so calls cannot break mid-JSON. The mark goes on the wire only: the
+   * stored specs (and so the trainer's render) stay without it, as serve-model renders none.
+   */
+  readonly strictTools?: boolean;
   /** Validates a task that comes from outside (a request body, a stored trajectory). */
   readonly taskSchema: z.ZodType<TTask>;
   /** The same (split, seed) gives the same task. */
@@ -71,6 +88,8 @@ export interface Environment<TTask extends EnvironmentTask = EnvironmentTask> {
   readonly maxTurns: number;
   readonly toolTimeoutMs: number;
   readonly requires: readonly CapabilityName[];
+  readonly toolChoice: ToolChoice;
+  readonly strictTools: boolean;
   readonly taskSchema: z.ZodType<TTask>;
   sampleTask(split: TaskSplit, seed: number): TTask;
   tasks(split: TaskSplit, n: number, seed: number): TTask[];
@@ -102,6 +121,11 @@ export function defineEnvironment<TTask extends EnvironmentTask>(
     if (seen.has(tool.name)) throw new Error(`environment ${name}: two tools are named "${tool.name}"`);
     seen.add(tool.name);
   }
+  const toolChoice = definition.toolChoice ?? 'auto';
+  if (toolChoice === 'required' && definition.tools.length === 0) {
+    throw new Error(`environment ${name}: toolChoice "required" needs at least one tool`);
+  }
+  const strictTools = definition.strictTools ?? false;
   const sampleTask = definition.sampleTask.bind(definition);
   const tasks = definition.tasks?.bind(definition) ?? defaultTasks(sampleTask);
   return {
@@ -112,6 +136,8 @@ export function defineEnvironment<TTask extends EnvironmentTask>(
     maxTurns: definition.maxTurns,
     toolTimeoutMs,
     requires: definition.requires ?? [],
+    toolChoice,
+    strictTools,
     taskSchema: definition.taskSchema,
     sampleTask,
     tasks(split, n, seed) {

@@ -10,6 +10,8 @@ export interface AskPolicyInput {
   readonly policy: PolicyClient;
   readonly messages: readonly ChatMessage[];
   readonly tools: readonly ToolSpec[];
+  readonly toolChoice?: 'auto' | 'required';
+  readonly strictTools?: boolean;
   readonly model: string;
   readonly settings: EpisodeSettings;
   /** Assistant turns already taken: offsets the sampling seed. */
@@ -32,6 +34,8 @@ export async function askPolicy(input: AskPolicyInput): Promise<Asked> {
       return input.policy.complete({
         messages: [...input.messages],
         tools: input.tools,
+        ...(input.toolChoice ? { toolChoice: input.toolChoice } : {}),
+        ...(input.strictTools ? { strictTools: true } : {}),
         model: input.model,
         temperature: settings.temperature,
         maxTokens: settings.maxTokens,

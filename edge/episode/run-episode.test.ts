@@ -103,6 +103,7 @@ describe('runEpisode on multi-hop', () => {
     });
     expect(policy.requests[0]?.tools.map((tool) => tool.function.name)).toEqual(['lookup']);
     expect(policy.requests[0]?.model).toBe('agent@1');
+    expect(policy.requests[0]?.toolChoice).toBe('auto');
 
     expect(h.events.map((event) => event.type)).toEqual([
       'episode-start',
@@ -397,5 +398,23 @@ describe('runEpisode tool failures', () => {
       ['e', null, '{"sum":5}'],
     ]);
     expect(tools.every((turn) => turn.metadata?.toolName !== undefined)).toBe(true);
+  });
+});
+
+describe('runEpisode with guided tool calls', () => {
+  it("asks every turn with the environment's tool_choice and strict specs, and truncates at maxTurns", async () => {
+    const guided = defineEnvironment({ ...multiHop, toolChoice: 'required', strictTools: true, maxTurns: 2 });
+    const policy = new ScriptedPolicyClient([
+      toolCallReply([{ name: 'lookup', arguments: { key: 'ab' } }]),
+      toolCallReply([{ name: 'lookup', arguments: { key: 'cd' } }]),
+    ]);
+    const h = harness();
+    const result = await runEpisode({ environment: guided, task, policy, ...h.options });
+    policy.assertDone();
+    expect(result.status).toBe('truncated');
+    expect(policy.requests.map((request) => [request.toolChoice, request.strictTools])).toEqual([
+      ['required', true],
+      ['required', true],
+    ]);
   });
 });

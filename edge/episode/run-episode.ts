@@ -148,6 +148,8 @@ async function takeTurn<TTask extends EnvironmentTask>(episode: Episode<TTask>):
     policy: options.policy,
     messages: episode.messages,
     tools: options.environment.tools.map((tool) => tool.spec),
+    toolChoice: options.environment.toolChoice,
+    strictTools: options.environment.strictTools,
     model: options.model,
     settings,
     turn: episode.assistantTurns,

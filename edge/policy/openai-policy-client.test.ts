@@ -111,6 +111,53 @@ function request(overrides: Partial<PolicyRequest> = {}): PolicyRequest {
 }
 
 describe('OpenAIPolicyClient', () => {
+  it('sends tool_choice only when it is "required" and there are tools', async () => {
+    const standIn = await startVllmStandIn((_, response) =>
+      json(
+        response,
+        200,
+        vllmCompletion({
+          model: 'agent@3',
+          content: 'x',
+          tokenIds: [1],
+          logprobs: [-1],
+          promptTokenIds: [2],
+          finishReason: 'stop',
+        }),
+      ),
+    );
+    const client = new OpenAIPolicyClient({ baseUrl: standIn.baseUrl, now: () => 0 });
+    await client.complete(request({ toolChoice: 'required' }));
+    await client.complete(request({ toolChoice: 'auto' }));
+    await client.complete(request({ toolChoice: 'required', tools: [] }));
+    expect(standIn.received.map((sent) => sent.body.tool_choice)).toEqual(['required', undefined, undefined]);
+  });
+
+  it('marks the tools strict on the wire when asked', async () => {
+    const standIn = await startVllmStandIn((_, response) =>
+      json(
+        response,
+        200,
+        vllmCompletion({
+          model: 'agent@3',
+          content: 'x',
+          tokenIds: [1],
+          logprobs: [-1],
+          promptTokenIds: [2],
+          finishReason: 'stop',
+        }),
+      ),
+    );
+    const client = new OpenAIPolicyClient({ baseUrl: standIn.baseUrl, now: () => 0 });
+    await client.complete(request({ strictTools: true }));
+    await client.complete(request());
+    const spec = multiHop.tools[0]?.spec;
+    expect(standIn.received.map((sent) => sent.body.tools)).toEqual([
+      [{ ...spec, function: { ...spec?.function, strict: true } }],
+      [spec],
+    ]);
+  });
+
   it('asks a vLLM-shaped server for token ids and logprobs, and reads tool calls, ids and logprobs back', async () => {
     const standIn = await startVllmStandIn((_, response) =>
       json(

@@ -1,6 +1,7 @@
 // A PolicyClient for any OpenAI-compatible chat completions endpoint: vLLM, edgerl's own
 // `serve-model`, or OpenAI itself. fetch only (no Node imports), so it runs in workerd too.
 // Non-streaming: the loop needs whole turns; token streaming to clients is not its job.
+import type { ToolSpec } from '../../protocol/chat.ts';
 import type { PolicyClient, PolicyRequest, PolicyResponse } from './policy-client.ts';
 import { chatCompletionsUrl } from '../../protocol/openai/chat-completions-url.ts';
 import { errorMessageWithCause } from '../../protocol/error-message.ts';
@@ -51,7 +52,12 @@ export class OpenAIPolicyClient implements PolicyClient {
     const body = {
       model: request.model,
       messages: request.messages,
-      ...(request.tools.length > 0 ? { tools: request.tools } : {}),
+      ...(request.tools.length > 0
+        ? { tools: request.strictTools ? request.tools.map(strict) : request.tools }
+        : {}),
+      // Only "required" is sent: a request without tool_choice means "auto" with tools, and stays the
+      // same bytes for endpoints that know no tool_choice.
+      ...(request.tools.length > 0 && request.toolChoice === 'required' ? { tool_choice: 'required' } : {}),
       // The wire boundary: the only place sampling settings take OpenAI's field names.
       temperature: request.temperature,
       [options.maxTokensField ?? 'max_completion_tokens']: request.maxTokens,
@@ -110,6 +116,9 @@ export class OpenAIPolicyClient implements PolicyClient {
     });
   }
 }
+
+/** A tool spec with OpenAI's `strict` flag, which only the wire carries (protocol's ToolSpec has none). */
+const strict = (tool: ToolSpec) => ({ ...tool, function: { ...tool.function, strict: true } });
 
 function parseUrl(text: string): URL | undefined {
   try {

@@ -8,6 +8,10 @@ import type { Sampling } from './sampling-settings.ts';
 export interface PolicyRequest extends Sampling {
   readonly messages: readonly ChatMessage[];
   readonly tools: readonly ToolSpec[];
+  /** OpenAI's `tool_choice`; undefined or "auto" sends none (the endpoint's default with tools). */
+  readonly toolChoice?: 'auto' | 'required';
+  /** Send the tools marked `strict` (guided calls under "auto" on endpoints that guide decoding). */
+  readonly strictTools?: boolean;
   /** The model or adapter name to ask for, e.g. `agent@7`. */
   readonly model: string;
   /** Aborted on timeout (reason: a `TimeoutError`) or when the episode is cancelled. */

@@ -85,15 +85,23 @@ describe('errors', () => {
         {
           model: modelName,
           messages: [{ role: 'user', content: 'x' }],
-          response_format: { type: 'json_object' },
+          response_format: {
+            type: 'json_schema',
+            json_schema: { name: 'x', schema: { type: 'string', pattern: 'a' } },
+          },
         },
-        'response_format',
-        /only \{"type": "text"\} is supported/,
+        'response_format.json_schema.schema',
+        /response_format\.json_schema\.schema: keyword "pattern" is not supported/,
       ],
       [
         { model: modelName, messages: [{ role: 'user', content: 'x' }], tool_choice: 'required' },
         'tool_choice',
-        /tool_choice "required" is not supported/,
+        /When using `tool_choice`, `tools` must be set/,
+      ],
+      [
+        { model: modelName, messages: [{ role: 'user', content: 'x' }], structured_outputs: { regex: 'a+' } },
+        'structured_outputs',
+        /only `choice`, `json` and `json_object` are supported/,
       ],
       [
         { model: modelName, messages: [{ role: 'user', content: 'x' }], logit_bias: { 9999: 5 } },
