@@ -3,7 +3,12 @@
 // job on the libuv thread pool, so the history digest's one hash per message cost ~100 µs each (a
 // 2,000-message request took longer to digest than reading and comparing 2,000 stored turns). This
 // runs in the caller's thread at memory speed. Checked against Postgres's sha256() by the store tests
-// and against the standard's examples by sha256.test.ts.
+// and against the standard's examples by sha256.test.ts. In Node the history digest uses node:crypto's
+// native hash instead (edge/runtime/node-sha256.ts, installed by the Node entry through useSha256 in
+// history-digest.ts); both are this module's Sha256 and give the same bytes.
+
+/** A SHA-256 of a whole message, synchronous: this module's, or a runtime's native one. */
+export type Sha256 = (message: Uint8Array) => Uint8Array;
 
 /** The first 32 bits of the fractional parts of the cube roots of the first 64 primes (4.2.2). */
 const roundConstants = new Int32Array([
@@ -28,7 +33,7 @@ const rotr = (x: number, n: number) => (x >>> n) | (x << (32 - n));
  * constants: int32 values stay small integers in V8 where uint32 ones above 2^31 would not. */
 const schedule = new Int32Array(64);
 
-export function sha256(message: Uint8Array): Uint8Array {
+export const sha256: Sha256 = (message) => {
   // Padding (5.1.1): a 1 bit, zeros, then the bit length as 64 bits, to a multiple of 512 bits.
   const blocks = Math.ceil((message.length + 9) / 64);
   const padded = new Uint8Array(blocks * 64);
@@ -113,4 +118,4 @@ export function sha256(message: Uint8Array): Uint8Array {
     out[index * 4 + 3] = word & 0xff;
   });
   return out;
-}
+};

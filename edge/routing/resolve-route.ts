@@ -9,6 +9,7 @@ import type { Store } from '../../db/store.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 import { invalidField } from '../http/api-error.ts';
 import { pickArm } from '../../experiments/pick-arm.ts';
+import type { NamedVersion, RouteCache } from './route-cache.ts';
 import type { Route } from './route.ts';
 import { servedModel } from './served-model.ts';
 
@@ -21,11 +22,15 @@ export interface RouteRequest {
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** Throws a 400 naming `policy` or `experiment` when the name resolves to nothing servable. */
+/**
+ * Throws a 400 naming `policy` or `experiment` when the name resolves to nothing servable. With
+ * `routes`, a policy or version name is looked up through the edge's route table (route-cache.ts).
+ */
 export async function resolveRoute(
   store: Store,
   request: RouteRequest,
   defaultModel: string | undefined,
+  routes?: RouteCache,
 ): Promise<Route> {
   if (request.policy !== undefined && request.experiment !== undefined) {
     throw invalidField('experiment', 'name a policy or an experiment, not both');
@@ -33,7 +38,7 @@ export async function resolveRoute(
   if (request.experiment !== undefined)
     return routeExperiment(store, request.experiment, request.stickinessKey);
   if (request.policy !== undefined) {
-    const route = await routeNamed(store, request.policy, 'policy');
+    const route = await routeNamed(store, request.policy, 'policy', '', routes);
     if (!route) {
       throw invalidField(
         'policy',
@@ -48,7 +53,9 @@ export async function resolveRoute(
   // DEFAULT_MODEL may name a policy: then requests follow its promoted default version (and record
   // it), so `edgerl ab promote` takes effect without redeploying. Otherwise it is a served model as is.
   return (
-    (await routeNamed(store, defaultModel, 'policy', "the edge's default model ")) ?? { model: defaultModel }
+    (await routeNamed(store, defaultModel, 'policy', "the edge's default model ", routes)) ?? {
+      model: defaultModel,
+    }
   );
 }
 
@@ -62,11 +69,21 @@ export async function routeNamed(
   name: string,
   field: string,
   whose = '',
+  routes?: RouteCache,
 ): Promise<Route | undefined> {
+  const named = routes
+    ? await routes.lookup(name, () => lookupName(store, name))
+    : await lookupName(store, name);
+  if (!named) return undefined;
+  // Checked on every use, cached or not: the cache keeps what the name resolved to, not the verdict.
+  refuseRetired(named.version, field, `${whose}${named.version.adapterName}`);
+  return { model: named.model, policyVersionId: named.version.id };
+}
+
+async function lookupName(store: Store, name: string): Promise<NamedVersion | undefined> {
   const version = await store.resolvePolicyVersion(name);
   if (!version) return undefined;
-  refuseRetired(version, field, `${whose}${version.adapterName}`);
-  return { model: await servedModel(store, version), policyVersionId: version.id };
+  return { version, model: await servedModel(store, version) };
 }
 
 /**

@@ -34,6 +34,8 @@ import { LeaseKeeper } from '../rollouts/lease-keeper.ts';
 import { sweepEpisodes } from '../rollouts/sweep-episodes.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 import { sharedStoreProvider } from '../store-provider.ts';
+import { useSha256 } from '../../protocol/history-digest.ts';
+import { nodeSha256 } from './node-sha256.ts';
 
 export interface StartEdgeOptions {
   readonly config: EdgeConfig;
@@ -64,6 +66,8 @@ export interface StartEdgeOptions {
    */
   readonly resumeUnfinished?: boolean;
   readonly limits?: Partial<EdgeLimits>;
+  /** How long a policy name's route is reused (EdgeDeps.routeCacheMs); default routeCacheMs. */
+  readonly routeCacheMs?: number;
   readonly onEpisodeEvent?: (event: EpisodeEvent) => void;
   readonly log?: (line: string) => void;
 }
@@ -90,6 +94,8 @@ export const defaultMaxDeliveries = 4;
 
 export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge> {
   const { config } = options;
+  // The proxy's history digests with the native hash; the Worker keeps protocol/sha256.ts.
+  useSha256(nodeSha256);
   const log = options.log ?? (() => {});
   const ownsStore = options.store === undefined;
   const store = options.store ?? (await openStore({ migrations: 'apply', ...options.storeOptions }));
@@ -182,6 +188,7 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
     provides: ['sql'],
     ...(config.defaultModel ? { defaultModel: config.defaultModel } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.routeCacheMs !== undefined ? { routeCacheMs: options.routeCacheMs } : {}),
     logError: (error) =>
       log(`server error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
   });
