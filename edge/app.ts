@@ -93,6 +93,7 @@ export function createApp(deps: EdgeDeps) {
         maxBodyBytes: limits.rolloutBodyBytes,
         ...(deps.provides ? { provides: deps.provides } : {}),
         leaseSeconds: deps.episodeLeaseSeconds ?? episodeLeaseDefaults.leaseSeconds,
+        routes,
       }),
     )
     .route(
@@ -101,6 +102,7 @@ export function createApp(deps: EdgeDeps) {
         environments: deps.environments,
         defaultModel: deps.defaultModel,
         maxBodyBytes: limits.rolloutBodyBytes,
+        routes,
       }),
     )
     .route(

@@ -12,6 +12,7 @@ import type { Environment, EnvironmentTask } from '../environments/environment.t
 import { errorMessage } from '../../protocol/error-message.ts';
 import { ApiError, invalidField } from '../http/api-error.ts';
 import { resolveRoute } from '../routing/resolve-route.ts';
+import type { RouteCache } from '../routing/route-cache.ts';
 import { groupRouteFields, type Route, trajectoryRouteFields } from '../routing/route.ts';
 import { type EpisodeDispatcher, episodeMessage } from './episode-message.ts';
 import { type SamplingSettings, samplingSettingsSchema } from '../policy/sampling-settings.ts';
@@ -78,6 +79,8 @@ export interface StartRolloutContext {
   readonly awaitRunnerSeconds: number;
   /** Draws a seed when the request gives none; injected so tests can fix it. */
   readonly randomSeed?: () => number;
+  /** The edge's route table (routing/route-cache.ts); absent: a policy name is looked up every time. */
+  readonly routes?: RouteCache;
 }
 
 /** What creating a group (without its slots) needs. */
@@ -137,6 +140,7 @@ async function routeRolloutGroup(context: GroupContext, environment: Environment
       stickinessKey,
     },
     context.defaultModel,
+    context.routes,
   );
   const settings = request.settings ?? {};
   const routed = groupRouteFields(route);

@@ -9,11 +9,13 @@ import type { Environment } from '../environments/environment.ts';
 import { parseBody, parseValue } from '../http/parse-body.ts';
 import { bodyLimit } from '../middleware/body-limit.ts';
 import { createRolloutGroup, rolloutRequestSchema } from '../rollouts/start-rollout.ts';
+import type { RouteCache } from '../routing/route-cache.ts';
 
 export interface GroupRouteDeps {
   readonly environments: Readonly<Record<string, Environment>>;
   readonly defaultModel: string | undefined;
   readonly maxBodyBytes: number;
+  readonly routes?: RouteCache;
 }
 
 const idParam = z.object({ id: z.uuid() });
@@ -34,7 +36,12 @@ export function groupRoutes(deps: GroupRouteDeps) {
     .post('/', bodyLimit(deps.maxBodyBytes), async (c) => {
       const request = await parseBody(c, rolloutRequestSchema);
       const { group, taskRow, task, route } = await createRolloutGroup(
-        { store: c.var.store, environments: deps.environments, defaultModel: deps.defaultModel },
+        {
+          store: c.var.store,
+          environments: deps.environments,
+          defaultModel: deps.defaultModel,
+          ...(deps.routes ? { routes: deps.routes } : {}),
+        },
         request,
       );
       c.header('Location', `/v1/groups/${group.id}`);

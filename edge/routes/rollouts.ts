@@ -8,6 +8,7 @@ import { parseBody } from '../http/parse-body.ts';
 import { bodyLimit } from '../middleware/body-limit.ts';
 import type { EpisodeDispatcher } from '../rollouts/episode-message.ts';
 import { rolloutRequestSchema, startRollout } from '../rollouts/start-rollout.ts';
+import type { RouteCache } from '../routing/route-cache.ts';
 
 export interface RolloutRouteDeps {
   readonly environments: Readonly<Record<string, Environment>>;
@@ -17,6 +18,7 @@ export interface RolloutRouteDeps {
   readonly provides?: readonly CapabilityName[];
   /** The episode lease, which a queued slot waits for its first runner. */
   readonly leaseSeconds: number;
+  readonly routes?: RouteCache;
 }
 
 export function rolloutRoutes(deps: RolloutRouteDeps) {
@@ -30,6 +32,7 @@ export function rolloutRoutes(deps: RolloutRouteDeps) {
         defaultModel: deps.defaultModel,
         ...(deps.provides ? { provides: deps.provides } : {}),
         awaitRunnerSeconds: deps.leaseSeconds,
+        ...(deps.routes ? { routes: deps.routes } : {}),
       },
       request,
     );
