@@ -116,4 +116,11 @@ export const embeddedMigrations: readonly EmbeddedMigration[] = [
     hash: '833549355100f56250b10543b7c89f9480f59ccff4eae721ee9150232b002305',
     sql: 'ALTER TABLE "turns" ADD COLUMN "history_digest" text;',
   },
+  {
+    tag: '0015_group_ingest_key',
+    folderMillis: 1796135565704,
+    breakpoints: true,
+    hash: '41a836196ee4a2d06a4ef6fa917a023732c5925581e0b504b9cdf1a9d8c60147',
+    sql: 'ALTER TABLE "rollout_groups" ADD COLUMN "ingest_key" text;--> statement-breakpoint\nCREATE UNIQUE INDEX "rollout_groups_ingest_key_idx" ON "rollout_groups" USING btree ("ingest_key");',
+  },
 ];
