@@ -8,21 +8,10 @@
 // (sha256() and convert_to(), Postgres manual 9.5 "Binary String Functions"), so the entry text must
 // be storable: JSON.stringify writes NUL and lone surrogates as \u escapes, so it always is, and the
 // digest covers the original text, never the store's escaped form (stored-text.ts).
-// Synchronous: sha256.ts in JavaScript, Worker-safe (why not Web Crypto: see there), unless a process's
-// entry installs its runtime's native SHA-256 with useSha256 (the Node edge: node:crypto's).
+// Synchronous: sha256.ts, in JavaScript and Worker-safe (why not Web Crypto: see there), or the
+// runtime's native SHA-256 where the process's entry installed one (the Node edge: node:crypto's).
 import { canonicalJson } from './canonical-json.ts';
-import { type Sha256, sha256 as javascriptSha256 } from './sha256.ts';
-
-let sha256: Sha256 = javascriptSha256;
-
-/**
- * Sets the SHA-256 the digests are computed with, for the whole process: called once at a runtime's
- * entry, before any digest. Any correct implementation gives the same digests (sha256.test.ts checks
- * the JavaScript one against node:crypto's); the choice is only speed.
- */
-export function useSha256(implementation: Sha256): void {
-  sha256 = implementation;
-}
+import { sha256 } from './sha256.ts';
 
 /** What of one turn or message the history comparison (and so the digest) covers. */
 export interface HistoryEntryView {

@@ -4,8 +4,8 @@
 // definition computed here with node:crypto directly (the independent reference).
 import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { historyDigests, historyEntry, useSha256 } from '../../protocol/history-digest.ts';
-import { sha256 } from '../../protocol/sha256.ts';
+import { historyDigests, historyEntry } from '../../protocol/history-digest.ts';
+import { javascriptSha256 as sha256, useSha256 } from '../../protocol/sha256.ts';
 import { nodeSha256 } from './node-sha256.ts';
 
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');

@@ -1,5 +1,6 @@
 // Node's native SHA-256 (OpenSSL through node:crypto) as protocol/sha256.ts's Sha256, for the history
-// digest in Node: the Node entry (node.ts) installs it with useSha256. Workers keep the JavaScript one.
+// digest and the API key check in Node: the Node entry (node.ts) installs it with useSha256. Workers
+// keep the JavaScript one.
 // Synchronous, in the calling thread (createHash, unlike crypto.subtle, queues no thread-pool job).
 import { createHash } from 'node:crypto';
 import type { Sha256 } from '../../protocol/sha256.ts';

@@ -34,7 +34,7 @@ import { LeaseKeeper } from '../rollouts/lease-keeper.ts';
 import { sweepEpisodes } from '../rollouts/sweep-episodes.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 import { sharedStoreProvider } from '../store-provider.ts';
-import { useSha256 } from '../../protocol/history-digest.ts';
+import { useSha256 } from '../../protocol/sha256.ts';
 import { nodeSha256 } from './node-sha256.ts';
 
 export interface StartEdgeOptions {
@@ -94,7 +94,7 @@ export const defaultMaxDeliveries = 4;
 
 export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge> {
   const { config } = options;
-  // The proxy's history digests with the native hash; the Worker keeps protocol/sha256.ts.
+  // History digests and key checks with the native hash; the Worker keeps protocol/sha256.ts's.
   useSha256(nodeSha256);
   const log = options.log ?? (() => {});
   const ownsStore = options.store === undefined;
