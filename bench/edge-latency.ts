@@ -3,9 +3,12 @@
 // alternating order so drift in machine load hits both alike; the figure is the paired difference.
 // Conversations grow to 5 calls (≈ 11 turns) before a new trajectory starts. The counting store's
 // counter is read around each proxied call alone, and the calls run one at a time, so every trip it
-// counts belongs to that call.
+// counts belongs to that call. A second baseline, timed in the same loop: one autocommitted
+// single-row INSERT of a turn on the same store, the floor of any durable write (on a server, one
+// WAL flush: what the proxy's one append per call cannot go below).
 import { count, inArray } from 'drizzle-orm';
 import { turns } from '../db/schema/turns.ts';
+import { toTurnRow } from '../db/store/turn-row.ts';
 import { startEdge } from '../edge/runtime/node.ts';
 import type { CountingStore } from '../test/support/counting-store.ts';
 import { fmt } from './bench-format.ts';
@@ -20,6 +23,8 @@ export interface LatencyFigures {
   readonly directMs: readonly number[];
   readonly proxiedMs: readonly number[];
   readonly addedMs: readonly number[];
+  /** One single-row INSERT of a turn per call, autocommitted (the store's floor per durable write). */
+  readonly insertMs: readonly number[];
   /** Round trips of every proxied call (warm-up included) and the turns those calls stored. */
   readonly roundTrips: number;
   readonly proxiedCalls: number;
@@ -55,7 +60,16 @@ export async function measureLatency(
   const directMs: number[] = [];
   const proxiedMs: number[] = [];
   const addedMs: number[] = [];
+  const insertMs: number[] = [];
   const trajectoryIds: string[] = [];
+  // Its rows are not the proxy's: kept out of the turns counted per call.
+  const floor = await store.startTrajectory({ env: 'bench-floor' });
+  const insertTurn = async (index: number) => {
+    const row = toTurnRow({ schemaVersion: 1, trajectoryId: floor.id, index, role: 'user', content: 'ok' });
+    const started = performance.now();
+    await store.db.insert(turns).values(row);
+    return performance.now() - started;
+  };
   let roundTrips = 0;
   try {
     let trajectory = '';
@@ -83,8 +97,10 @@ export async function measureLatency(
       });
       roundTrips += counting.roundTrips();
       const b = a ?? (await post(`${inferenceUrl}/chat/completions`, body));
+      const inserted = await insertTurn(call);
       messages = [...messages, viaEdge.message as Message, { role: 'user', content: `Next ${call}.` }];
       if (call < warmUpCalls) continue;
+      insertMs.push(inserted);
       directMs.push(b.ms);
       proxiedMs.push(viaEdge.ms);
       addedMs.push(viaEdge.ms - b.ms);
@@ -100,6 +116,7 @@ export async function measureLatency(
     directMs,
     proxiedMs,
     addedMs,
+    insertMs,
     roundTrips,
     proxiedCalls: calls + warmUpCalls,
     storedTurns: stored?.total ?? 0,
@@ -115,6 +132,7 @@ export function printLatency(figures: LatencyFigures, write: (line: string) => v
   row('direct to the inference endpoint (baseline)', figures.directMs);
   row("through the edge's recording proxy", figures.proxiedMs);
   row('added by the edge (paired difference)', figures.addedMs);
+  row('one single-row INSERT on the store (floor)', figures.insertMs);
   const perCall = figures.roundTrips / figures.proxiedCalls;
   const turnsPerCall = figures.storedTurns / figures.proxiedCalls;
   write(

@@ -123,4 +123,11 @@ export const embeddedMigrations: readonly EmbeddedMigration[] = [
     hash: '7ab00da46becca350d57a97e88d5a2e47e637d57aa6f49942c122c1ba158d895',
     sql: 'CREATE TABLE "publications" (\n\t"policy_version_id" uuid NOT NULL,\n\t"replica" text NOT NULL,\n\t"state" text NOT NULL,\n\t"attempts" integer DEFAULT 0 NOT NULL,\n\t"last_error" text,\n\t"ready_at" timestamp with time zone,\n\t"created_at" timestamp with time zone DEFAULT now() NOT NULL,\n\t"updated_at" timestamp with time zone DEFAULT now() NOT NULL,\n\tCONSTRAINT "publications_pkey" PRIMARY KEY("policy_version_id","replica"),\n\tCONSTRAINT "publications_state_check" CHECK ("publications"."state" in (\'loading\', \'verified\', \'ready\', \'quarantined\'))\n);\n--> statement-breakpoint\nALTER TABLE "publications" ADD CONSTRAINT "publications_policy_version_id_policy_versions_id_fk" FOREIGN KEY ("policy_version_id") REFERENCES "public"."policy_versions"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint\nCREATE INDEX "publications_replica_idx" ON "publications" USING btree ("replica");',
   },
+  {
+    tag: '0016_group_ingest_key',
+    folderMillis: 1796136727368,
+    breakpoints: true,
+    hash: '41a836196ee4a2d06a4ef6fa917a023732c5925581e0b504b9cdf1a9d8c60147',
+    sql: 'ALTER TABLE "rollout_groups" ADD COLUMN "ingest_key" text;--> statement-breakpoint\nCREATE UNIQUE INDEX "rollout_groups_ingest_key_idx" ON "rollout_groups" USING btree ("ingest_key");',
+  },
 ];

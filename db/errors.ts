@@ -9,6 +9,8 @@ export const storeErrorCodes = [
   'not-found',
   /** The write contradicts what is stored: a different turn at the same index, a duplicate name, a bad state change. */
   'conflict',
+  /** A conversation's history differs from the turns the trajectory holds (rewritten, or a stale view of it). */
+  'history-mismatch',
   /** The trajectory has finished; it takes no more turns. */
   'trajectory-closed',
   /** The caller no longer holds its lease on a group or an episode (it expired and another trainer or runner took it). */

@@ -3,6 +3,7 @@
 // Each takes the drizzle database first; the table leaves out raw SQL and migrations, which take
 // other handles (see store.ts).
 import { abArmOutcomes } from './store/ab-arm-outcomes.ts';
+import { appendConversation } from './store/append-conversation.ts';
 import { appendTurn } from './store/append-turn.ts';
 import { appendTurns } from './store/append-turns.ts';
 import { claimGroups } from './store/claim-groups.ts';
@@ -67,6 +68,7 @@ export const storeFunctions = {
   setTrajectoryTools,
   appendTurn,
   appendTurns,
+  appendConversation,
   finishTrajectory,
   ingestTrajectories,
   getTrajectory,

@@ -9,7 +9,9 @@ import { ApiError } from './http/api-error.ts';
 import { errorResponse } from './http/error-response.ts';
 import { bearerAuth } from './middleware/bearer-auth.ts';
 import { withStore } from './middleware/with-store.ts';
+import { TrajectoryHeads } from './proxy/trajectory-heads.ts';
 import type { UpstreamEndpoint } from './proxy/upstream.ts';
+import { RouteCache, routeCacheMs } from './routing/route-cache.ts';
 import type { EpisodeDispatcher } from './rollouts/episode-message.ts';
 import type { ReplicaRouter } from './routing/replica-router.ts';
 import { groupRoutes } from './routes/groups.ts';
@@ -72,11 +74,19 @@ export interface EdgeDeps {
   readonly episodeLeaseSeconds?: number;
   /** Server errors (5xx) go here with their cause; default console.error. */
   readonly logError?: (error: unknown, request: Request) => void;
+  /**
+   * How long a policy or version name's route is reused (route-cache.ts): the bound on how late a
+   * promote, rollback or retirement reaches this edge. Default routeCacheMs; 0 reads it every time.
+   */
+  readonly routeCacheMs?: number;
 }
 
 export function createApp(deps: EdgeDeps) {
   const limits: EdgeLimits = { ...defaultLimits, ...deps.limits };
   const logError = deps.logError ?? ((error: unknown) => console.error('edgerl edge:', error));
+  // One of each per app (per isolate in a Worker): what the proxy and the router keep between requests.
+  const heads = new TrajectoryHeads();
+  const routes = new RouteCache(deps.routeCacheMs ?? routeCacheMs);
   const v1 = new Hono<EdgeEnv>()
     .use(bearerAuth({ keys: deps.apiKeys }))
     .use(withStore(deps.stores))
@@ -90,6 +100,7 @@ export function createApp(deps: EdgeDeps) {
         maxBodyBytes: limits.rolloutBodyBytes,
         ...(deps.provides ? { provides: deps.provides } : {}),
         leaseSeconds: deps.episodeLeaseSeconds ?? episodeLeaseDefaults.leaseSeconds,
+        routes,
       }),
     )
     .route(
@@ -99,6 +110,7 @@ export function createApp(deps: EdgeDeps) {
         defaultModel: deps.defaultModel,
         ...(deps.fleet ? { fleet: deps.fleet } : {}),
         maxBodyBytes: limits.rolloutBodyBytes,
+        routes,
       }),
     )
     .route(
@@ -110,6 +122,8 @@ export function createApp(deps: EdgeDeps) {
         maxIngestBytes: limits.ingestBodyBytes,
         pollMs: limits.ssePollMs,
         maxStreamMs: limits.sseMaxMs,
+        heads,
+        routes,
       }),
     )
     .route(
@@ -119,6 +133,8 @@ export function createApp(deps: EdgeDeps) {
         ...(deps.fleet ? { fleet: deps.fleet } : {}),
         maxBodyBytes: limits.proxyBodyBytes,
         logError: (error) => logError(error, new Request('http://edge/v1/chat/completions')),
+        heads,
+        routes,
       }),
     );
 

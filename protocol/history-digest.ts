@@ -8,7 +8,8 @@
 // (sha256() and convert_to(), Postgres manual 9.5 "Binary String Functions"), so the entry text must
 // be storable: JSON.stringify writes NUL and lone surrogates as \u escapes, so it always is, and the
 // digest covers the original text, never the store's escaped form (stored-text.ts).
-// Synchronous and Worker-safe: sha256.ts (why not Web Crypto: see there).
+// Synchronous: sha256.ts, in JavaScript and Worker-safe (why not Web Crypto: see there), or the
+// runtime's native SHA-256 where the process's entry installed one (the Node edge: node:crypto's).
 import { canonicalJson } from './canonical-json.ts';
 import { sha256 } from './sha256.ts';
 

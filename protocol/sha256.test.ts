@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { sha256 } from './sha256.ts';
+import { javascriptSha256 as sha256 } from './sha256.ts';
 
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');
 const text = (value: string) => new TextEncoder().encode(value);

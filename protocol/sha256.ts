@@ -3,7 +3,27 @@
 // job on the libuv thread pool, so the history digest's one hash per message cost ~100 µs each (a
 // 2,000-message request took longer to digest than reading and comparing 2,000 stored turns). This
 // runs in the caller's thread at memory speed. Checked against Postgres's sha256() by the store tests
-// and against the standard's examples by sha256.test.ts.
+// and against the standard's examples by sha256.test.ts. `sha256` is the one the process uses: this
+// JavaScript one, unless the runtime's entry installs a native one with useSha256 (the Node edge:
+// node:crypto's, edge/runtime/node-sha256.ts); both give the same bytes.
+
+/** A SHA-256 of a whole message, synchronous: this module's, or a runtime's native one. */
+export type Sha256 = (message: Uint8Array) => Uint8Array;
+
+let installed: Sha256 | undefined;
+
+/**
+ * Sets the SHA-256 `sha256` computes with, for the whole process: called once at a runtime's entry,
+ * before any digest. Any correct implementation gives the same digests; the choice is only speed.
+ */
+export function useSha256(implementation: Sha256): void {
+  installed = implementation;
+}
+
+/** SHA-256 of `message` with the process's implementation (the JavaScript one unless one was installed). */
+export function sha256(message: Uint8Array): Uint8Array {
+  return (installed ?? javascriptSha256)(message);
+}
 
 /** The first 32 bits of the fractional parts of the cube roots of the first 64 primes (4.2.2). */
 const roundConstants = new Int32Array([
@@ -28,7 +48,8 @@ const rotr = (x: number, n: number) => (x >>> n) | (x << (32 - n));
  * constants: int32 values stay small integers in V8 where uint32 ones above 2^31 would not. */
 const schedule = new Int32Array(64);
 
-export function sha256(message: Uint8Array): Uint8Array {
+/** FIPS 180-4 SHA-256 in JavaScript. */
+export const javascriptSha256: Sha256 = (message) => {
   // Padding (5.1.1): a 1 bit, zeros, then the bit length as 64 bits, to a multiple of 512 bits.
   const blocks = Math.ceil((message.length + 9) / 64);
   const padded = new Uint8Array(blocks * 64);
@@ -113,4 +134,4 @@ export function sha256(message: Uint8Array): Uint8Array {
     out[index * 4 + 3] = word & 0xff;
   });
   return out;
-}
+};

@@ -105,6 +105,9 @@ export async function startServices(
       },
       port: config.edgePort,
       store,
+      // Each RL round routes to the version the trainer published a moment before, in this process:
+      // no route table, so it never waits out the table's bound (edge/routing/route-cache.ts).
+      routeCacheMs: 0,
       log: (line) => log(`edge: ${line}`),
     });
   } catch (error) {

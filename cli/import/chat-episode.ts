@@ -1,6 +1,8 @@
 // One line of an OpenAI chat-format JSONL file as a recorded episode for the store: `messages` become
 // turns in order (an assistant message's optional `token_ids` and `logprobs` its sampled tokens),
-// `tools` the offered tools, `reward` the verifier reward, `metadata` the trajectory's. Pure; unknown
+// `tools` the offered tools, `reward` the verifier reward, `metadata` the trajectory's, `task_id` and
+// `group` ({key, size}: the GRPO group the line is one sample of, whose lines may be anywhere in the
+// file or in several files), `started_at` / `finished_at` when it was recorded. Pure; unknown
 // fields are refused by name rather than dropped (move them into `metadata` to keep them).
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
@@ -33,6 +35,13 @@ export const chatLineSchema = z.strictObject({
   reward: z.number().optional(),
   /** The episode's idempotency key; absent: a digest of the line's content. */
   key: z.string().min(1).max(500).optional(),
+  /** The store's task the episode ran (a group needs one). */
+  task_id: z.uuid().optional(),
+  /** The group the episode is one sample of (ingestTrajectories' `group`). */
+  group: z.strictObject({ key: z.string(), size: z.number() }).optional(),
+  /** When it was recorded: ISO 8601 with an offset. */
+  started_at: z.string().optional(),
+  finished_at: z.string().optional(),
 });
 export type ChatLine = z.infer<typeof chatLineSchema>;
 
@@ -55,6 +64,10 @@ export function chatLineToEpisode(line: ChatLine, options: ChatEpisodeOptions): 
     ...(line.reward !== undefined ? { verifierReward: line.reward } : {}),
     ...(line.metadata ? { metadata: line.metadata } : {}),
     ...(line.tools ? { tools: line.tools } : {}),
+    ...(line.task_id ? { taskId: line.task_id } : {}),
+    ...(line.group ? { group: line.group } : {}),
+    ...(line.started_at !== undefined ? { startedAt: line.started_at } : {}),
+    ...(line.finished_at !== undefined ? { finishedAt: line.finished_at } : {}),
     turns: line.messages.map((message) => {
       switch (message.role) {
         case 'assistant':
@@ -99,6 +112,9 @@ const lineNames: Readonly<Record<string, string>> = {
   completionTokenIds: 'token_ids',
   completionLogprobs: 'logprobs',
   verifierReward: 'reward',
+  taskId: 'task_id',
+  startedAt: 'started_at',
+  finishedAt: 'finished_at',
 };
 
 /** A store issue path (`episodes.0.turns.3.completionLogprobs`) in the line's names (`messages.3.logprobs`). */

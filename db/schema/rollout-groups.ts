@@ -2,7 +2,7 @@
 // each other (GRPO's group baseline, RULER's group ranking). A trainer holds a group through a lease.
 import { groupStatuses } from '../../protocol/statuses.ts';
 import { sql } from 'drizzle-orm';
-import { check, index, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { check, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { checkOneOf, timestamptz } from './columns.ts';
 import { experiments } from './experiments.ts';
 import type { Metadata } from './json.ts';
@@ -45,10 +45,16 @@ export const rolloutGroups = pgTable(
     lastScoreError: text('last_score_error'),
     /** An `unscored` group is not claimed for judging again before this time. */
     nextScoreAt: timestamptz('next_score_at'),
+    /**
+     * The key an uploader gave a group of recorded episodes (ingestTrajectories, each episode naming
+     * it): episodes under the same key join the same group, in one upload or several. Null: not ingested.
+     */
+    ingestKey: text('ingest_key'),
   },
   (table) => [
     index('rollout_groups_status_created_idx').on(table.status, table.createdAt),
     index('rollout_groups_task_idx').on(table.taskId),
+    uniqueIndex('rollout_groups_ingest_key_idx').on(table.ingestKey),
     checkOneOf('rollout_groups_status_check', table.status, groupStatuses),
     check('rollout_groups_size_check', sql`${table.size} > 0`),
   ],

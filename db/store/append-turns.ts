@@ -12,25 +12,26 @@
 // (written around the store) must abort the whole statement, counter bump included; DO NOTHING would
 // commit the bump without the turn. The idempotent repeat never reaches the INSERT: its index is
 // below turn_count, so the UPDATE matches nothing and the refusal's explanation finds the stored twin.
-import { type Turn, type TurnInput, turnInputSchema } from '../../protocol/turn.ts';
+import type { Turn, TurnInput } from '../../protocol/turn.ts';
 import { type SQL, sql } from 'drizzle-orm';
 import { StoreError } from '../errors.ts';
 import { findPostgresError } from '../database-errors.ts';
+import { executeNamed } from '../named-statement.ts';
 import { rowsOf } from '../rows-of.ts';
 import type { StoreDb } from '../store-db.ts';
 import { type AppendTurnResult, explainRefusal } from './append-refusal.ts';
+import {
+  insertedTurnColumns,
+  parseTurnBatch,
+  recordColumns,
+  turnRecord,
+  turnRecordColumns,
+} from './append-rows.ts';
 import { parseInput } from './parse-input.ts';
 import { emptyHistoryDigest, historyEntry } from '../../protocol/history-digest.ts';
 import { type TrajectoryLease, trajectoryLeaseSchema } from './trajectory-leases.ts';
-import { type NewTurnRow, toTurnRow } from './turn-row.ts';
 
 export type { AppendTurnResult } from './append-refusal.ts';
-
-/** Fields a model or a proxy client fills with free text: kept (escaped when needed), never refused. */
-const keptTurnText = ['content', 'toolCalls', 'toolCallId', 'servedBy', 'metadata'];
-
-/** Turns of one call, most a step holds; far above any real step, and it bounds the statement. */
-export const maxTurnsPerAppend = 10_000;
 
 /**
  * Appends consecutive turns of one trajectory, all or none. A refused batch whose leading turns are
@@ -42,7 +43,7 @@ export async function appendTurns(
   leaseInput?: TrajectoryLease,
 ): Promise<AppendTurnResult[]> {
   if (inputs.length === 0) return [];
-  const turns = parseTurns(inputs);
+  const turns = parseTurnBatch(inputs);
   const lease = leaseInput ? parseInput(trajectoryLeaseSchema, leaseInput, 'lease') : undefined;
   return appendParsed(db, turns, lease);
 }
@@ -77,29 +78,6 @@ async function appendParsed(
   }
 }
 
-function parseTurns(inputs: readonly TurnInput[]): Turn[] {
-  if (inputs.length > maxTurnsPerAppend) {
-    throw new StoreError('validation', `turns: at most ${maxTurnsPerAppend} turns per append`);
-  }
-  const turns = inputs.map((input) => parseInput(turnInputSchema, input, 'turn', { keepText: keptTurnText }));
-  const first = turns[0] as Turn;
-  for (const [offset, turn] of turns.entries()) {
-    if (turn.trajectoryId !== first.trajectoryId) {
-      throw new StoreError(
-        'validation',
-        `turns.${offset}: trajectoryId: one append takes turns of one trajectory`,
-      );
-    }
-    if (turn.index !== first.index + offset) {
-      throw new StoreError(
-        'validation',
-        `turns.${offset}: index: must be ${first.index + offset} (one append takes consecutive indexes)`,
-      );
-    }
-  }
-  return turns;
-}
-
 /** The one statement. True when it appended every turn; false when the trajectory's state refused it. */
 async function insertStep(
   db: StoreDb,
@@ -107,7 +85,7 @@ async function insertStep(
   lease: TrajectoryLease | undefined,
 ): Promise<boolean> {
   const first = turns[0] as Turn;
-  const rows = turns.map((turn) => recordOf(toTurnRow(turn)));
+  const rows = turns.map((turn) => turnRecord(turn));
   // The history entry is of the turn as given, not of its escaped row: the digest covers the text.
   const entries = turns.map((turn) => historyEntry(turn));
   const sum = (value: (turn: Turn) => number) => turns.reduce((total, turn) => total + value(turn), 0);
@@ -115,21 +93,30 @@ async function insertStep(
     ? sql`, heartbeat_at = now(), lease_expires_at = now() + ${lease.leaseSeconds}::double precision * interval '1 second'`
     : sql``;
   const heldBy: SQL = lease ? sql` and runner = ${lease.runner}` : sql``;
-  // One jsonb parameter carries every row (multi-row VALUES would take 14 parameters a turn, and
-  // Postgres allows 65,535); jsonb_to_recordset types each column, JSON arrays into int4[] / float8[].
-  // Numbers keep their bits: JSON.stringify writes the shortest decimal that reads back to the same
-  // float64, jsonb keeps that decimal as numeric, and float8in reads it back exactly.
   // Each turn's history digest (protocol/history-digest.ts) chains from the one before it, so the
-  // statement computes the chain itself (a recursive CTE, one step per turn) from the stored digest of
-  // the turn before the first: the caller need not know it, and an episode's appends and a proxied
-  // call's give one chain. A null digest before (a turn stored before the column) leaves the new ones
-  // null too: readers then compare the turns themselves. Each step takes its entry by position from
-  // one jsonb array (constant time), not by joining the step's rows, which would cost the square of
-  // the step's length.
+  // statement computes the chain itself from the stored digest of the turn before the first: the
+  // caller need not know it, and an episode's appends and a proxied call's give one chain. A null
+  // digest before (a turn stored before the column) leaves the new ones null too: readers then compare
+  // the turns themselves. One turn (the common append) is one sha256() call; a step of several is a
+  // recursive CTE, one step per turn, each taking its entry by position from one jsonb array
+  // (constant time), not by joining the step's rows, which would cost the square of the step's length.
   const previous: SQL =
     first.index === 0
       ? sql`${emptyHistoryDigest}::text`
       : sql`(select history_digest from turns where trajectory_id = ${first.trajectoryId}::uuid and index = ${first.index - 1}::int)`;
+  const chained = (digest: SQL, entry: SQL) =>
+    sql`encode(sha256(decode(${digest}, 'hex') || convert_to(${entry}, 'UTF8')), 'hex')`;
+  const chain: SQL =
+    turns.length === 1
+      ? sql`chain (position, digest) as (select 1, ${chained(previous, sql`${entries[0]}::text`)})`
+      : sql`chain (position, digest) as (
+      select 0, ${previous}
+      union all
+      select chain.position + 1, ${chained(sql`chain.digest`, sql`entries.list ->> chain.position`)}
+      from chain cross join (select ${JSON.stringify(entries)}::jsonb as list) entries
+      where chain.position < ${turns.length}::int
+    )`;
+  // No RETURNING from the INSERT: when the UPDATE matched, every row is inserted or the statement fails.
   const statement = sql`
     with recursive advanced as (
       update trajectories set
@@ -139,34 +126,16 @@ async function insertStep(
         latency_ms = latency_ms + ${sum((turn) => turn.latencyMs ?? 0)}::double precision${renewal}
       where id = ${first.trajectoryId}::uuid and status = 'running' and turn_count = ${first.index}::int${heldBy}
       returning id
-    ), entries as materialized (
-      select ${JSON.stringify(entries)}::jsonb as list
-    ), chain (position, digest) as (
-      select 0, ${previous}
-      union all
-      select chain.position + 1,
-        encode(sha256(decode(chain.digest, 'hex') || convert_to(entries.list ->> chain.position, 'UTF8')), 'hex')
-      from chain cross join entries
-      where chain.position < ${turns.length}::int
-    ), inserted as (
-      insert into turns (trajectory_id, index, schema_version, role, content, tool_calls, tool_call_id,
-        tool_error, completion_token_ids, completion_logprobs, prompt_token_count, served_by, latency_ms,
-        metadata, text_encoding, history_digest)
-      select advanced.id, r.index, r.schema_version, r.role, r.content, r.tool_calls, r.tool_call_id,
-        r.tool_error, r.completion_token_ids, r.completion_logprobs, r.prompt_token_count, r.served_by,
-        r.latency_ms, r.metadata, r.text_encoding, chain.digest
-      from advanced cross join jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(
-        index int, schema_version int, role text, content text, tool_calls jsonb, tool_call_id text,
-        tool_error text, completion_token_ids int[], completion_logprobs double precision[],
-        prompt_token_count int, served_by text, latency_ms double precision, metadata jsonb,
-        text_encoding text)
+    ), ${chain}, inserted as (
+      insert into turns (${insertedTurnColumns})
+      select advanced.id, ${recordColumns}, chain.digest
+      from advanced cross join jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(${turnRecordColumns(false)})
       join chain on chain.position = r.index - ${first.index - 1}::int
-      returning 1
     )
-    select count(*)::int as appended from inserted`;
+    select count(*)::int as appended from advanced`;
   let appended: number;
   try {
-    const [row] = rowsOf<{ appended: number }>(await db.execute(statement));
+    const [row] = rowsOf<{ appended: number }>(await executeNamed(db, statement));
     appended = Number(row?.appended ?? 0);
   } catch (error) {
     if (findPostgresError(error)?.code === '23505') {
@@ -179,25 +148,5 @@ async function insertStep(
     }
     throw error;
   }
-  return appended === turns.length;
-}
-
-/** A row as jsonb_to_recordset reads it: keys named as the columns, absent values as JSON null. */
-function recordOf(row: NewTurnRow): Record<string, unknown> {
-  return {
-    index: row.index,
-    schema_version: row.schemaVersion,
-    role: row.role,
-    content: row.content ?? null,
-    tool_calls: row.toolCalls ?? null,
-    tool_call_id: row.toolCallId ?? null,
-    tool_error: row.toolError ?? null,
-    completion_token_ids: row.completionTokenIds ?? null,
-    completion_logprobs: row.completionLogprobs ?? null,
-    prompt_token_count: row.promptTokenCount ?? null,
-    served_by: row.servedBy ?? null,
-    latency_ms: row.latencyMs ?? null,
-    metadata: row.metadata ?? null,
-    text_encoding: row.textEncoding ?? 'plain',
-  };
+  return appended === 1;
 }

@@ -1,7 +1,10 @@
 // What ingestTrajectories takes: whole episodes recorded elsewhere, each with its outcome and its turns
 // in order (a turn's index is its position). Each turn is the turn record of protocol/turn.ts without
-// the two fields the store sets (trajectoryId, index), held to the same rules. Leaves group membership
-// out: an ingested episode is live traffic, linked to a task and a policy version at most.
+// the two fields the store sets (trajectoryId, index), held to the same rules. An episode is live
+// traffic, linked to a task and a policy version at most, unless it names a `group`: the uploader's
+// key for N samples of one task (GRPO's group), which the episodes naming it join, in one upload or
+// several, and which is complete (trainable) once its N-th member is stored. It may carry the times it
+// was recorded at.
 import { toolSpecListSchema } from '../../protocol/chat.ts';
 import { endStatuses, refineEndReason } from '../../protocol/finish.ts';
 import { type Turn, type TurnInput, turnInputSchema } from '../../protocol/turn.ts';
@@ -23,6 +26,12 @@ const placeholder = { trajectoryId: '00000000-0000-4000-8000-000000000000', inde
 export type IngestTurn = Omit<Turn, 'trajectoryId' | 'index'>;
 
 export type IngestTurnInput = Omit<TurnInput, 'trajectoryId' | 'index'>;
+
+/** A recorded time: ISO 8601 with its offset (`2025-01-31T12:00:00Z`), read as a Date. */
+const recordedTime = z.iso
+  .datetime({ offset: true })
+  .transform((text) => new Date(text))
+  .refine((date) => !Number.isNaN(date.getTime()), 'not a time');
 
 // Typed for callers as the turn record's input; any value is let through to the transform, which checks it.
 const ingestTurnSchema = z
@@ -68,6 +77,14 @@ const ingestTurnSchema = z
     return turn;
   });
 
+/** The group a recorded episode is one sample of. */
+export const ingestGroupSchema = z.strictObject({
+  /** The uploader's key for the group; every episode of the group names it (and the same size). */
+  key: z.string().min(1).max(500),
+  /** Samples the group holds when complete (createGroup's bound). */
+  size: z.number().int().min(1).max(1024),
+});
+
 export const ingestEpisodeSchema = z
   .strictObject({
     /**
@@ -89,9 +106,30 @@ export const ingestEpisodeSchema = z
     metadata: metadataSchema.optional(),
     /** The tools the episode was offered, stored for the trainer and the judge to render. */
     tools: toolSpecListSchema.optional(),
+    /** The group this episode is one sample of; needs `key` (a retry must not add a member) and `taskId`. */
+    group: ingestGroupSchema.optional(),
+    /** When the episode was recorded (ISO 8601 with an offset); default the time of the upload. */
+    startedAt: recordedTime.optional(),
+    finishedAt: recordedTime.optional(),
     turns: z.array(ingestTurnSchema).min(1).max(maxIngestTurns),
   })
-  .superRefine(refineEndReason('errorReason'));
+  .superRefine(refineEndReason('errorReason'))
+  .superRefine((episode, ctx) => {
+    if (episode.group && episode.key === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['key'],
+        message: 'required with a group: a retried upload must not add a member',
+      });
+    if (episode.group && episode.taskId === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['taskId'],
+        message: 'required with a group: a group holds samples of one task',
+      });
+    if (episode.startedAt && episode.finishedAt && episode.finishedAt < episode.startedAt)
+      ctx.addIssue({ code: 'custom', path: ['finishedAt'], message: 'before startedAt' });
+  });
 export type IngestEpisodeInput = z.input<typeof ingestEpisodeSchema>;
 export type IngestEpisode = z.output<typeof ingestEpisodeSchema>;
 

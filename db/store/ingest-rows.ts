@@ -31,8 +31,13 @@ export type IngestTrajectoryRow = Required<
     | 'tools'
     | 'textEncoding'
     | 'metadata'
+    | 'groupId'
+    | 'finishedAt'
   >
->;
+> & {
+  /** Null: the time of the upload (as finishedAt). */
+  startedAt: Date | null;
+};
 
 export interface PlannedEpisode {
   /** Position in the call. */
@@ -42,6 +47,8 @@ export interface PlannedEpisode {
   readonly turnRows: readonly NewTurnRow[];
   /** An earlier episode of the same call with the same key and content: this one is its repeat. */
   readonly repeatOf?: number;
+  /** The group the episode joins (its row's groupId is set once the group is found or made). */
+  readonly group?: { readonly key: string; readonly size: number };
 }
 
 /**
@@ -55,7 +62,30 @@ export function planEpisodes(
   newId: () => string,
 ): PlannedEpisode[] {
   const byKey = new Map<string, { position: number; content: string }>();
+  const byGroup = new Map<string, { position: number; episode: IngestEpisode }>();
   return episodes.map((episode, position) => {
+    if (episode.group) {
+      const first = byGroup.get(episode.group.key);
+      if (!first) byGroup.set(episode.group.key, { position, episode });
+      else {
+        // One group is one task's samples under one policy, of one size: its episodes must agree.
+        const differs =
+          first.episode.group?.size !== episode.group.size
+            ? 'group'
+            : first.episode.taskId !== episode.taskId
+              ? 'taskId'
+              : first.episode.policyVersionId !== episode.policyVersionId
+                ? 'policyVersionId'
+                : undefined;
+        if (differs)
+          throw fieldError(
+            'validation',
+            position,
+            differs,
+            `differs from episodes.${first.position}, which names the same group`,
+          );
+      }
+    }
     let repeatOf: number | undefined;
     if (episode.key !== undefined) {
       const content = canonicalJson(episode);
@@ -102,6 +132,9 @@ export function planEpisodes(
       ...totals,
       ...toStoredTools(episode.tools ?? null),
       metadata: episode.metadata ?? {},
+      groupId: null,
+      startedAt: episode.startedAt ?? null,
+      finishedAt: episode.finishedAt ?? null,
     };
     return {
       position,
@@ -109,11 +142,15 @@ export function planEpisodes(
       turns,
       turnRows: turns.map(toTurnRow),
       ...(repeatOf !== undefined ? { repeatOf } : {}),
+      ...(episode.group ? { group: episode.group } : {}),
     };
   });
 }
 
-/** The trajectory fields a retried upload must repeat; the store's own (id, times, runner) are not compared. */
+/**
+ * The trajectory fields a retried upload must repeat; the store's own (id, runner) are not compared,
+ * and the times only when the upload gives them (ingest-trajectories.ts).
+ */
 export const comparedTrajectoryFields = [
   'env',
   'taskId',
@@ -125,6 +162,7 @@ export const comparedTrajectoryFields = [
   'tools',
   'textEncoding',
   'metadata',
+  'groupId',
 ] as const satisfies readonly (keyof IngestTrajectoryRow)[];
 
 export function fieldError(

@@ -1,7 +1,8 @@
 // Ingesting whole recorded episodes (an agent run elsewhere, a dataset): each trajectory with all of
 // its turns, every episode of the call in one transaction whose work is one statement (the trajectories
 // and their turns as two JSON arrays, expanded by jsonb_to_recordset and inserted by chained CTEs), plus
-// one lookup when tasks or policy versions are named, and two reads only when a key was seen before.
+// one lookup when tasks or policy versions are named, two reads only when a key was seen before, and
+// two statements when episodes join groups (ingest-groups.ts).
 // Idempotent on the uploader's key: a repeated episode is a no-op, a different one under a stored key a
 // `conflict`, and then nothing of the call is written.
 import { findUnstorable, type Unstorable, unstorableMessages } from '../../protocol/unstorable-json.ts';
@@ -18,6 +19,7 @@ import {
   ingestTrajectoriesSchema,
   keptEpisodeText,
 } from './ingest-episode.ts';
+import { countGroups, type IngestedGroup, placeGroups } from './ingest-groups.ts';
 import { comparedTrajectoryFields, fieldError, type PlannedEpisode, planEpisodes } from './ingest-rows.ts';
 import { parseInput } from './parse-input.ts';
 import { turnDifference } from './turn-row.ts';
@@ -37,6 +39,8 @@ export interface IngestResult {
   /** Trajectories and turns this call wrote. */
   readonly createdTrajectories: number;
   readonly createdTurns: number;
+  /** The groups the call's episodes joined (absent when none named one), as they stand after it. */
+  readonly groups?: IngestedGroup[];
 }
 
 export async function ingestTrajectories(db: StoreDb, input: IngestTrajectoriesInput): Promise<IngestResult> {
@@ -47,7 +51,17 @@ export async function ingestTrajectories(db: StoreDb, input: IngestTrajectoriesI
   });
   return db.transaction(async (tx) => {
     const taskEnvs = await checkReferences(tx, episodes);
-    const planned = planEpisodes(episodes, taskEnvs, () => crypto.randomUUID());
+    const newId = () => crypto.randomUUID();
+    const unplaced = planEpisodes(episodes, taskEnvs, newId);
+    const groupIds = await placeGroups(tx, unplaced, newId);
+    const planned = unplaced.map((episode) =>
+      episode.group
+        ? {
+            ...episode,
+            trajectory: { ...episode.trajectory, groupId: groupIds.get(episode.group.key) ?? null },
+          }
+        : episode,
+    );
     const fresh = planned.filter((episode) => episode.repeatOf === undefined);
     const inserted = await insertEpisodes(tx, fresh);
     const stored = await storedRepeats(
@@ -71,10 +85,12 @@ export async function ingestTrajectories(db: StoreDb, input: IngestTrajectoriesI
       };
     });
     const written = fresh.filter((episode) => inserted.has(episode.trajectory.id));
+    const groups = await countGroups(tx, groupIds, planned);
     return {
       trajectories: results,
       createdTrajectories: written.length,
       createdTurns: written.reduce((sum, episode) => sum + episode.turns.length, 0),
+      ...(groups.length > 0 ? { groups } : {}),
     };
   });
 }
@@ -126,7 +142,7 @@ async function checkReferences(
 const trajectoryColumns = sql.raw(`id uuid, ingest_key text, env text, task_id uuid, policy_version_id uuid,
   status text, verifier_reward double precision, error_reason text, turn_count integer,
   prompt_token_count integer, completion_token_count integer, latency_ms double precision, tools jsonb,
-  text_encoding text, metadata jsonb`);
+  text_encoding text, metadata jsonb, group_id uuid, started_at timestamptz, finished_at timestamptz`);
 const turnColumns = sql.raw(`trajectory_id uuid, index integer, schema_version integer, role text,
   content text, tool_calls jsonb, tool_call_id text, tool_error text, completion_token_ids integer[],
   completion_logprobs double precision[], prompt_token_count integer, served_by text,
@@ -149,10 +165,10 @@ async function insertEpisodes(tx: StoreDb, episodes: readonly PlannedEpisode[]):
       with inserted as (
         insert into trajectories (id, ingest_key, env, task_id, policy_version_id, status,
           verifier_reward, error_reason, turn_count, prompt_token_count, completion_token_count,
-          latency_ms, tools, text_encoding, metadata, finished_at)
+          latency_ms, tools, text_encoding, metadata, group_id, started_at, finished_at)
         select id, ingest_key, env, task_id, policy_version_id, status, verifier_reward, error_reason,
           turn_count, prompt_token_count, completion_token_count, latency_ms, tools, text_encoding,
-          metadata, now()
+          metadata, group_id, coalesce(started_at, now()), coalesce(finished_at, now())
         from jsonb_to_recordset(${trajectoryJson}::jsonb) as episode(${trajectoryColumns})
         on conflict (ingest_key) do nothing
         returning id
@@ -212,7 +228,13 @@ async function storedRepeats(tx: StoreDb, episodes: readonly PlannedEpisode[]): 
 
 function trajectoryDifference(stored: Trajectory, episode: PlannedEpisode): string | undefined {
   // Both sides in the stored form: the planned row's tools are escaped the same way.
-  return comparedTrajectoryFields.find((field) => !jsonEqual(stored[field], episode.trajectory[field]));
+  const field = comparedTrajectoryFields.find((name) => !jsonEqual(stored[name], episode.trajectory[name]));
+  if (field) return field === 'groupId' ? 'group' : field;
+  // Recorded times are compared when the upload gives them (else the stored ones are the first upload's).
+  const { startedAt, finishedAt } = episode.trajectory;
+  if (startedAt && stored.startedAt.getTime() !== startedAt.getTime()) return 'startedAt';
+  if (finishedAt && stored.finishedAt?.getTime() !== finishedAt.getTime()) return 'finishedAt';
+  return undefined;
 }
 
 function turnsDifference(
@@ -245,6 +267,9 @@ function snakeTrajectory(row: PlannedEpisode['trajectory']) {
     tools: row.tools,
     text_encoding: row.textEncoding,
     metadata: row.metadata,
+    group_id: row.groupId,
+    started_at: row.startedAt?.toISOString() ?? null,
+    finished_at: row.finishedAt?.toISOString() ?? null,
   };
 }
 

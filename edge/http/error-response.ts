@@ -25,6 +25,7 @@ const storeCodes = {
   validation: 'invalid-request',
   'not-found': 'not-found',
   conflict: 'conflict',
+  'history-mismatch': 'conflict',
   'trajectory-closed': 'conflict',
   'lease-lost': 'conflict',
   'policy-lease-lost': 'conflict',

@@ -7,11 +7,16 @@ import { findUnstorable, maxJsonDepth, unstorablePath } from '../../protocol/uns
 import { ApiError, invalidField } from './api-error.ts';
 
 export async function parseBody<T extends z.ZodType>(c: Context, schema: T): Promise<z.output<T>> {
-  return parseValue(schema, (await readJsonBody(c)).json, 'body');
+  return parseValue(schema, (await readJson(c)).json, 'body');
 }
 
 /** The body as JSON (an empty body is `{}`), refused when not JSON or nested too deep; and its size in bytes. */
 export async function readJsonBody(c: Context): Promise<{ json: unknown; bytes: number }> {
+  const { json, text } = await readJson(c);
+  return { json, bytes: new TextEncoder().encode(text).length };
+}
+
+async function readJson(c: Context): Promise<{ json: unknown; text: string }> {
   let json: unknown;
   let text: string;
   try {
@@ -21,7 +26,7 @@ export async function readJsonBody(c: Context): Promise<{ json: unknown; bytes: 
     throw new ApiError('invalid-request', 'body: not valid JSON', { field: 'body', cause: error });
   }
   refuseTooDeep(json);
-  return { json, bytes: new TextEncoder().encode(text).length };
+  return { json, text };
 }
 
 /** Only depth here: text Postgres cannot hold is the store's to refuse (or keep), with the field named. */

@@ -1,7 +1,9 @@
 // Bearer-token authentication (RFC 6750) against a list of API keys. Keys are compared by their
 // SHA-256 digests in constant time, so neither the key length nor a matching prefix leaks through
-// timing. A missing or wrong key is a 401 with a `WWW-Authenticate` challenge.
+// timing. A missing or wrong key is a 401 with a `WWW-Authenticate` challenge. The digest is the
+// synchronous one (protocol/sha256.ts): Web Crypto's is a thread-pool job per request in Node.
 import type { MiddlewareHandler } from 'hono';
+import { sha256 } from '../../protocol/sha256.ts';
 import { ApiError } from '../http/api-error.ts';
 
 export interface BearerAuthOptions {
@@ -13,7 +15,7 @@ export function bearerAuth(options: BearerAuthOptions): MiddlewareHandler {
   if (options.keys.length === 0 || options.keys.some((key) => key.length === 0)) {
     throw new Error('bearerAuth needs at least one non-empty API key');
   }
-  const digests = Promise.all(options.keys.map(digest));
+  const digests = options.keys.map(digest);
   return async (c, next) => {
     const header = c.req.header('authorization') ?? '';
     const match = /^Bearer +(\S+) *$/i.exec(header);
@@ -21,9 +23,9 @@ export function bearerAuth(options: BearerAuthOptions): MiddlewareHandler {
       c.header('WWW-Authenticate', 'Bearer realm="edgerl"');
       throw new ApiError('unauthorized', 'authorization: send "Authorization: Bearer <API key>"');
     }
-    const presented = await digest(match[1] as string);
+    const presented = digest(match[1] as string);
     let ok = false;
-    for (const known of await digests) ok = equalBytes(known, presented) || ok;
+    for (const known of digests) ok = equalBytes(known, presented) || ok;
     if (!ok) {
       c.header('WWW-Authenticate', 'Bearer realm="edgerl", error="invalid_token"');
       throw new ApiError('unauthorized', 'authorization: the API key is not valid');
@@ -32,8 +34,8 @@ export function bearerAuth(options: BearerAuthOptions): MiddlewareHandler {
   };
 }
 
-async function digest(text: string): Promise<Uint8Array> {
-  return new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
+function digest(text: string): Uint8Array {
+  return sha256(new TextEncoder().encode(text));
 }
 
 /** Constant time for equal lengths (digests always are). */

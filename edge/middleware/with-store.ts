@@ -7,6 +7,9 @@ import type { EdgeEnv } from '../app-env.ts';
 import type { StoreProvider } from '../store-provider.ts';
 
 export function withStore(provider: StoreProvider): MiddlewareHandler<EdgeEnv> {
+  // Learnt from the first request: a runtime has an execution context for every request or for none
+  // (asking Hono for a missing one throws, which costs a stack trace on every Node request).
+  let hasExecutionContext = true;
   return async (c, next) => {
     const handle = await provider.open();
     let holds = 0;
@@ -35,7 +38,8 @@ export function withStore(provider: StoreProvider): MiddlewareHandler<EdgeEnv> {
       handlerDone = true;
       checkFree();
       const released = whenFree.then(() => handle.release()).catch(() => {});
-      const waitUntil = executionWaitUntil(c);
+      const waitUntil = hasExecutionContext ? executionWaitUntil(c) : undefined;
+      if (!waitUntil) hasExecutionContext = false;
       if (waitUntil) waitUntil(released);
       else if (holds === 0) await released;
     }

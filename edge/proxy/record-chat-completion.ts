@@ -6,7 +6,10 @@
 // (before the final `[DONE]`, so a client that saw it knows the turn is stored). An upstream error
 // (a status, no answer, a body that is no completion) passes through and stores nothing, so the
 // client may retry with the same or a different prompt. The request's history is checked against the
-// stored digest of the last turn (check-history.ts), so a call does not read the turns stored before.
+// digest of the last stored turn (check-history.ts), so a call does not read the turns stored before;
+// and with the edge's head of the trajectory from its call before (trajectory-heads.ts) it reads
+// nothing at all: the one append statement checks the head it assumed and stores the exchange
+// (Store.appendConversation), so a call continuing a conversation is one store round trip.
 import { isStoreError } from '../../db/errors.ts';
 import type { Store } from '../../db/store.ts';
 import type { ChatMessage, ToolSpec } from '../../protocol/chat.ts';
@@ -14,7 +17,11 @@ import type { TurnInput } from '../../protocol/turn.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 import { ApiError, invalidField } from '../http/api-error.ts';
 import { proxyModel } from '../routing/proxy-model.ts';
-import { checkHistory } from './check-history.ts';
+import type { RouteCache } from '../routing/route-cache.ts';
+import { type Route, recordedRoute } from '../routing/route.ts';
+import { checkHistory, requestDigest } from './check-history.ts';
+import type { NewMessages } from './new-messages.ts';
+import type { TrajectoryHeads } from './trajectory-heads.ts';
 import { type ClientAsked, clientChunk, clientResponse } from './client-response.ts';
 import { promptTurn, replyTurn } from './proxy-turns.ts';
 import { requestTools } from './request-tools.ts';
@@ -30,6 +37,10 @@ export interface ProxyContext {
   readonly logError?: (error: unknown) => void;
   /** Keeps the store open while a streamed reply is still being read (see with-store.ts). */
   readonly keepStore?: () => () => void;
+  /** The edge's heads of the trajectories it proxies; absent: every call reads the head first. */
+  readonly heads?: TrajectoryHeads;
+  /** The edge's route table; absent: a policy or model name is looked up on every call. */
+  readonly routes?: RouteCache;
 }
 
 export interface ProxyCall {
@@ -50,7 +61,17 @@ export interface ProxyResult {
   readonly model: string;
 }
 
+/** What a call assumes of the trajectory: a cached head, or the one just read. */
+interface HeadView {
+  readonly turnCount: number;
+  /** Null when the last stored turn has no digest (stored before the column): compared turn by turn. */
+  readonly historyDigest: string | null;
+  readonly tools: readonly ToolSpec[] | null;
+  readonly route: Route | undefined;
+}
+
 interface Exchange {
+  readonly view: HeadView;
   readonly messages: readonly ChatMessage[];
   readonly model: string;
   readonly upstreamBody: Record<string, unknown>;
@@ -58,6 +79,8 @@ interface Exchange {
   readonly promptTurns: readonly TurnInput[];
   /** The request's tools when they differ from the stored list. */
   readonly tools: ToolSpec[] | undefined;
+  /** The request's `tools` as sent, compared again if the stored list turns out to differ from the view's. */
+  readonly requestedTools: unknown;
   readonly asked: ClientAsked;
 }
 
@@ -69,6 +92,57 @@ export async function recordChatCompletion(context: ProxyContext, call: ProxyCal
 async function begin(context: ProxyContext, call: ProxyCall): Promise<Exchange> {
   const { store } = context;
   const { request, trajectoryId } = call;
+  const messages = request.messages.map(toChatMessage);
+  const known = context.heads?.get(trajectoryId);
+  let view: HeadView;
+  let fresh: NewMessages;
+  if (known && continues(known, messages)) {
+    view = known;
+    fresh = { ok: true, firstIndex: known.turnCount, messages: messages.slice(known.turnCount) };
+  } else {
+    // No head, or a request it does not vouch for: the answer is the stored state's, read now.
+    context.heads?.delete(trajectoryId);
+    ({ view, fresh } = await readAndCheck(store, trajectoryId, messages));
+  }
+  const model = await proxyModel(
+    store,
+    view.route,
+    { ...(call.policy !== undefined ? { policy: call.policy } : {}), requested: request.model },
+    context.routes,
+  );
+  const upstreamBody: Record<string, unknown> = {
+    ...request,
+    model,
+    logprobs: true,
+    ...(context.upstream.requestTokenIds ? { return_token_ids: true } : {}),
+  };
+  return {
+    view,
+    messages,
+    model,
+    upstreamBody,
+    promptTurns: promptTurnsOf(trajectoryId, fresh),
+    tools: requestTools(request.tools, view.tools),
+    requestedTools: request.tools,
+    asked: { logprobs: request.logprobs === true, tokenIds: request.return_token_ids === true },
+  };
+}
+
+/** True when the request's first messages are the head's turns (their digest is the head's). */
+function continues(head: HeadView, messages: readonly ChatMessage[]): boolean {
+  return (
+    head.historyDigest !== null &&
+    messages.length >= head.turnCount &&
+    requestDigest(messages, head.turnCount) === head.historyDigest
+  );
+}
+
+/** The trajectory's head read from the store, and the request checked against it (refused with a 409). */
+async function readAndCheck(
+  store: Store,
+  trajectoryId: string,
+  messages: readonly ChatMessage[],
+): Promise<{ view: HeadView; fresh: Extract<NewMessages, { ok: true }> }> {
   const head = await store.getTrajectoryHead(trajectoryId).catch((error: unknown) => {
     if (isStoreError(error, 'validation')) {
       throw invalidField('x-edgerl-trajectory', 'must be a trajectory id (a uuid)');
@@ -82,29 +156,21 @@ async function begin(context: ProxyContext, call: ProxyCall): Promise<Exchange> 
       `trajectory ${trajectoryId} is ${trajectory.status}; it takes no more turns`,
     );
   }
-  const messages = request.messages.map(toChatMessage);
   const fresh = await checkHistory(store, head, messages);
   if (!fresh.ok) throw new ApiError('conflict', `${fresh.field}: ${fresh.message}`, { field: fresh.field });
-  const model = await proxyModel(store, trajectory, {
-    ...(call.policy !== undefined ? { policy: call.policy } : {}),
-    requested: request.model,
-  });
-  const upstreamBody: Record<string, unknown> = {
-    ...request,
-    model,
-    logprobs: true,
-    ...(context.upstream.requestTokenIds ? { return_token_ids: true } : {}),
+  const view: HeadView = {
+    turnCount: trajectory.turnCount,
+    historyDigest: head.historyDigest,
+    tools: trajectory.tools,
+    route: recordedRoute(trajectory),
   };
-  return {
-    messages,
-    model,
-    upstreamBody,
-    promptTurns: fresh.messages.map((message, offset) =>
-      promptTurn(trajectoryId, fresh.firstIndex + offset, message),
-    ),
-    tools: requestTools(request.tools, trajectory.tools),
-    asked: { logprobs: request.logprobs === true, tokenIds: request.return_token_ids === true },
-  };
+  return { view, fresh };
+}
+
+function promptTurnsOf(trajectoryId: string, fresh: Extract<NewMessages, { ok: true }>): TurnInput[] {
+  return fresh.messages.map((message, offset) =>
+    promptTurn(trajectoryId, fresh.firstIndex + offset, message),
+  );
 }
 
 async function recordWhole(context: ProxyContext, call: ProxyCall, exchange: Exchange): Promise<ProxyResult> {
@@ -121,7 +187,7 @@ async function recordWhole(context: ProxyContext, call: ProxyCall, exchange: Exc
   }
   const index = exchange.messages.length;
   const { turn, toolCallIds } = replyTurn(call, json, model, index, upstream.latencyMs);
-  await storeExchange(context.store, call.trajectoryId, exchange, turn);
+  await storeExchange(context, call.trajectoryId, exchange, turn);
   const body = clientResponse(json, exchange.asked, toolCallIds);
   return {
     status: 200,
@@ -184,7 +250,7 @@ async function recordStream(
     forward(parser.flush(), send);
     try {
       const { turn } = replyTurn(call, accumulator.completion(), model, index, performance.now() - started);
-      await storeExchange(context.store, call.trajectoryId, exchange, turn);
+      await storeExchange(context, call.trajectoryId, exchange, turn);
     } catch (error) {
       context.logError?.(error);
       const message = `edgerl: the reply was not recorded: ${errorMessage(error)}`;
@@ -225,22 +291,78 @@ async function recordStream(
   return { status: 200, contentType: 'text/event-stream', body, turnIndex: index, model };
 }
 
-/** The request's new messages, the reply and the request's tools: all stored, or none. */
+/**
+ * The request's new messages, the reply and the request's tools: all stored, or none; then the edge's
+ * head of the trajectory is the one this call leaves.
+ */
 async function storeExchange(
-  store: Store,
+  context: ProxyContext,
   trajectoryId: string,
   exchange: Exchange,
   reply: TurnInput,
 ): Promise<void> {
-  const { tools } = exchange;
-  const turns = [...exchange.promptTurns, reply];
-  // The common call (tools unchanged) is one statement; a changed tool list joins it in a transaction.
-  if (!tools) {
-    await store.appendTurns(turns);
-    return;
+  const { store, heads } = context;
+  try {
+    const head = await appendExchange(store, trajectoryId, exchange, reply);
+    if (head) heads?.set(trajectoryId, head);
+  } catch (error) {
+    heads?.delete(trajectoryId);
+    if (!isStoreError(error, 'history-mismatch')) throw error;
+    // The view was stale (another edge stored turns that differ from this request's), or the stored
+    // state moved on under it: check the request against the stored state now, as a call without a
+    // view would have, and store it if that allows.
+    const { view, fresh } = await readAndCheck(store, trajectoryId, exchange.messages);
+    const retried: Exchange = {
+      ...exchange,
+      view,
+      promptTurns: promptTurnsOf(trajectoryId, fresh),
+      tools: requestTools(exchange.requestedTools, view.tools),
+    };
+    const head = await appendExchange(store, trajectoryId, retried, reply);
+    if (head) heads?.set(trajectoryId, head);
   }
-  await store.transaction(async (tx) => {
-    await tx.appendTurns(turns);
-    await tx.setTrajectoryTools({ trajectoryId, tools });
+}
+
+/** Stores the exchange; the head it leaves, or undefined when the trajectory keeps no digests. */
+async function appendExchange(
+  store: Store,
+  trajectoryId: string,
+  exchange: Exchange,
+  reply: TurnInput,
+): Promise<(HeadView & { historyDigest: string }) | undefined> {
+  const { tools, view } = exchange;
+  const turns = [...exchange.promptTurns, reply];
+  if (view.historyDigest === null) {
+    // Turns stored before the digest: the history was compared turn by turn, and the append is the
+    // plain one (its digests stay null). A changed tool list joins it in a transaction.
+    if (!tools) {
+      await store.appendTurns(turns);
+      return undefined;
+    }
+    await store.transaction(async (tx) => {
+      await tx.appendTurns(turns);
+      await tx.setTrajectoryTools({ trajectoryId, tools });
+    });
+    return undefined;
+  }
+  // One statement: checks the stored count and digest against the view, stores the turns the
+  // trajectory does not hold yet, and the tool list when it changed.
+  const appended = await store.appendConversation({
+    turns,
+    previousDigest: view.historyDigest,
+    ...(tools ? { tools } : {}),
   });
+  let stored = tools ?? view.tools;
+  if (appended.storedTools !== undefined) {
+    // Another edge stored some of the turns: the list compared was stale, so compare the stored one.
+    const replacement = requestTools(exchange.requestedTools, appended.storedTools);
+    if (replacement) await store.setTrajectoryTools({ trajectoryId, tools: replacement });
+    stored = replacement ?? appended.storedTools;
+  }
+  return {
+    turnCount: reply.index + 1,
+    historyDigest: appended.historyDigest,
+    tools: stored,
+    route: view.route,
+  };
 }

@@ -13,6 +13,7 @@ import { errorMessage } from '../../protocol/error-message.ts';
 import { ApiError, invalidField } from '../http/api-error.ts';
 import type { ReplicaRouter } from '../routing/replica-router.ts';
 import { resolveRoute } from '../routing/resolve-route.ts';
+import type { RouteCache } from '../routing/route-cache.ts';
 import { groupRouteFields, type Route, trajectoryRouteFields } from '../routing/route.ts';
 import { type EpisodeDispatcher, episodeMessage } from './episode-message.ts';
 import { type SamplingSettings, samplingSettingsSchema } from '../policy/sampling-settings.ts';
@@ -81,6 +82,8 @@ export interface StartRolloutContext {
   readonly awaitRunnerSeconds: number;
   /** Draws a seed when the request gives none; injected so tests can fix it. */
   readonly randomSeed?: () => number;
+  /** The edge's route table (routing/route-cache.ts); absent: a policy name is looked up every time. */
+  readonly routes?: RouteCache;
 }
 
 /** What creating a group (without its slots) needs. */
@@ -140,7 +143,10 @@ async function routeRolloutGroup(context: GroupContext, environment: Environment
       stickinessKey,
     },
     context.defaultModel,
-    context.fleet,
+    {
+      ...(context.fleet ? { fleet: context.fleet } : {}),
+      ...(context.routes ? { routes: context.routes } : {}),
+    },
   );
   const settings = request.settings ?? {};
   const routed = groupRouteFields(route);

@@ -10,12 +10,14 @@ import { parseBody, parseValue } from '../http/parse-body.ts';
 import { bodyLimit } from '../middleware/body-limit.ts';
 import { createRolloutGroup, rolloutRequestSchema } from '../rollouts/start-rollout.ts';
 import type { ReplicaRouter } from '../routing/replica-router.ts';
+import type { RouteCache } from '../routing/route-cache.ts';
 
 export interface GroupRouteDeps {
   readonly environments: Readonly<Record<string, Environment>>;
   readonly defaultModel: string | undefined;
   readonly fleet?: ReplicaRouter;
   readonly maxBodyBytes: number;
+  readonly routes?: RouteCache;
 }
 
 const idParam = z.object({ id: z.uuid() });
@@ -41,6 +43,7 @@ export function groupRoutes(deps: GroupRouteDeps) {
           environments: deps.environments,
           defaultModel: deps.defaultModel,
           ...(deps.fleet ? { fleet: deps.fleet } : {}),
+          ...(deps.routes ? { routes: deps.routes } : {}),
         },
         request,
       );

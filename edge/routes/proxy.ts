@@ -8,9 +8,11 @@ import { parseBody } from '../http/parse-body.ts';
 import { bodyLimit } from '../middleware/body-limit.ts';
 import { proxyRequestSchema } from '../proxy/proxy-request.ts';
 import { recordChatCompletion } from '../proxy/record-chat-completion.ts';
+import type { TrajectoryHeads } from '../proxy/trajectory-heads.ts';
 import type { UpstreamEndpoint } from '../proxy/upstream.ts';
 import { fleetFetch } from '../routing/fleet-fetch.ts';
 import type { ReplicaRouter } from '../routing/replica-router.ts';
+import type { RouteCache } from '../routing/route-cache.ts';
 
 export interface ProxyRouteDeps {
   readonly upstream: UpstreamEndpoint;
@@ -18,6 +20,9 @@ export interface ProxyRouteDeps {
   readonly fleet?: ReplicaRouter;
   readonly maxBodyBytes: number;
   readonly logError?: (error: unknown) => void;
+  /** The app's heads of the trajectories it proxies and its route table (one of each per app). */
+  readonly heads?: TrajectoryHeads;
+  readonly routes?: RouteCache;
 }
 
 export const trajectoryHeader = 'x-edgerl-trajectory';
@@ -42,6 +47,8 @@ export function proxyRoutes(deps: ProxyRouteDeps) {
           : deps.upstream,
         keepStore: c.var.keepStore,
         ...(deps.logError ? { logError: deps.logError } : {}),
+        ...(deps.heads ? { heads: deps.heads } : {}),
+        ...(deps.routes ? { routes: deps.routes } : {}),
       },
       { trajectoryId, request, ...(policy ? { policy } : {}), signal: c.req.raw.signal },
     );

@@ -9,6 +9,7 @@ import { bodyLimit } from '../middleware/body-limit.ts';
 import type { EpisodeDispatcher } from '../rollouts/episode-message.ts';
 import { rolloutRequestSchema, startRollout } from '../rollouts/start-rollout.ts';
 import type { ReplicaRouter } from '../routing/replica-router.ts';
+import type { RouteCache } from '../routing/route-cache.ts';
 
 export interface RolloutRouteDeps {
   readonly environments: Readonly<Record<string, Environment>>;
@@ -19,6 +20,7 @@ export interface RolloutRouteDeps {
   readonly provides?: readonly CapabilityName[];
   /** The episode lease, which a queued slot waits for its first runner. */
   readonly leaseSeconds: number;
+  readonly routes?: RouteCache;
 }
 
 export function rolloutRoutes(deps: RolloutRouteDeps) {
@@ -33,6 +35,7 @@ export function rolloutRoutes(deps: RolloutRouteDeps) {
         ...(deps.fleet ? { fleet: deps.fleet } : {}),
         ...(deps.provides ? { provides: deps.provides } : {}),
         awaitRunnerSeconds: deps.leaseSeconds,
+        ...(deps.routes ? { routes: deps.routes } : {}),
       },
       request,
     );

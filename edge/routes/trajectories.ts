@@ -6,13 +6,16 @@ import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
 import { endStatuses, refineEndReason } from '../../protocol/finish.ts';
+import { emptyHistoryDigest } from '../../protocol/history-digest.ts';
 import type { EdgeEnv } from '../app-env.ts';
 import { ApiError, invalidField } from '../http/api-error.ts';
 import { parseBody, parseValue, readJsonBody } from '../http/parse-body.ts';
 import { classifyTrajectoriesBody, ingestError } from './ingest-request.ts';
 import { bodyLimit } from '../middleware/body-limit.ts';
 import type { ReplicaRouter } from '../routing/replica-router.ts';
+import type { TrajectoryHeads } from '../proxy/trajectory-heads.ts';
 import { resolveRoute } from '../routing/resolve-route.ts';
+import type { RouteCache } from '../routing/route-cache.ts';
 import { recordedRoute, type Route, trajectoryRouteFields } from '../routing/route.ts';
 
 export interface TrajectoryRouteDeps {
@@ -26,6 +29,9 @@ export interface TrajectoryRouteDeps {
   readonly pollMs: number;
   /** A stream ends (event `timeout`) after this long; the client reconnects with Last-Event-ID. */
   readonly maxStreamMs: number;
+  /** The proxy's heads: a trajectory started here is known to it at once, one finished here is dropped. */
+  readonly heads?: TrajectoryHeads;
+  readonly routes?: RouteCache;
 }
 
 const idParam = z.object({ id: z.uuid() });
@@ -110,7 +116,10 @@ export function trajectoryRoutes(deps: TrajectoryRouteDeps) {
             stickinessKey,
           },
           deps.defaultModel,
-          deps.fleet,
+          {
+            ...(deps.fleet ? { fleet: deps.fleet } : {}),
+            ...(deps.routes ? { routes: deps.routes } : {}),
+          },
         );
       }
       const routed = route ? trajectoryRouteFields(route) : { metadata: {} };
@@ -122,6 +131,13 @@ export function trajectoryRoutes(deps: TrajectoryRouteDeps) {
         stickinessKey,
         metadata: { ...body.metadata, ...routed.metadata },
       });
+      // Its head as a read would give it, so the proxy's first call on it needs no read either.
+      deps.heads?.set(trajectory.id, {
+        turnCount: trajectory.turnCount,
+        historyDigest: emptyHistoryDigest,
+        tools: trajectory.tools,
+        route: recordedRoute(trajectory),
+      });
       c.header('Location', `/v1/trajectories/${trajectory.id}`);
       return c.json({ trajectory, model: route?.model ?? null, arm: route?.armName ?? null }, 201);
     })
@@ -132,6 +148,7 @@ export function trajectoryRoutes(deps: TrajectoryRouteDeps) {
     .post('/:id/finish', bodyLimit(deps.maxBodyBytes), async (c) => {
       const { id } = parseValue(idParam, c.req.param(), 'id');
       const body = await parseBody(c, finishSchema);
+      deps.heads?.delete(id);
       const { trajectory, groupCompleted } = await c.var.store.finishTrajectory({
         trajectoryId: id,
         status: body.status,

@@ -3,7 +3,8 @@
 import type { Store } from '../../db/store.ts';
 import { invalidField } from '../http/api-error.ts';
 import { routeNamed } from './resolve-route.ts';
-import { type TrajectoryRouteRow, recordedRoute } from './route.ts';
+import type { RouteCache } from './route-cache.ts';
+import type { Route } from './route.ts';
 
 export interface ProxyModelRequest {
   /** `x-edgerl-policy`, when the client sent it. */
@@ -13,20 +14,20 @@ export interface ProxyModelRequest {
 }
 
 /**
- * The route the trajectory recorded when it started; else the policy the header names (or the
+ * The route the trajectory recorded when it started (`recorded`, read from its row); else the policy the header names (or the
  * request's own model) when the store knows it as a policy or version; else the request's model as is.
  */
 export async function proxyModel(
   store: Store,
-  trajectory: TrajectoryRouteRow,
+  recorded: Route | undefined,
   request: ProxyModelRequest,
+  routes?: RouteCache,
 ): Promise<string> {
-  const recorded = recordedRoute(trajectory);
   if (recorded) return recorded.model;
   if (request.policy !== undefined) {
-    const route = await routeNamed(store, request.policy, 'x-edgerl-policy');
+    const route = await routeNamed(store, request.policy, 'x-edgerl-policy', '', routes);
     if (!route) throw invalidField('x-edgerl-policy', `no policy or version is named "${request.policy}"`);
     return route.model;
   }
-  return (await routeNamed(store, request.requested, 'model'))?.model ?? request.requested;
+  return (await routeNamed(store, request.requested, 'model', '', routes))?.model ?? request.requested;
 }

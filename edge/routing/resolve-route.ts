@@ -10,6 +10,7 @@ import { errorMessage } from '../../protocol/error-message.ts';
 import { ApiError, invalidField } from '../http/api-error.ts';
 import { pickArm } from '../../experiments/pick-arm.ts';
 import type { ReplicaPicker, ReplicaRouter } from './replica-router.ts';
+import type { NamedVersion, RouteCache } from './route-cache.ts';
 import type { Route } from './route.ts';
 import { servedModel } from './served-model.ts';
 
@@ -20,19 +21,26 @@ export interface RouteRequest {
   readonly stickinessKey: string;
 }
 
+/** What an edge process routes with beyond the store: its fleet (replica-router.ts) and route table. */
+export interface RouteContext {
+  readonly fleet?: ReplicaRouter;
+  readonly routes?: RouteCache;
+}
+
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Throws a 400 naming `policy` or `experiment` when the name resolves to nothing servable; with a
- * fleet, a 503 when the version it resolves to is ready on no replica (refuseUnheld).
+ * fleet, a 503 when the version it resolves to is ready on no replica (refuseUnheld). With `routes`,
+ * a policy or version name is looked up through the edge's route table (route-cache.ts).
  */
 export async function resolveRoute(
   store: Store,
   request: RouteRequest,
   defaultModel: string | undefined,
-  fleet?: ReplicaRouter,
+  { fleet, routes }: RouteContext = {},
 ): Promise<Route> {
-  const route = await routeOf(store, request, defaultModel);
+  const route = await routeOf(store, request, defaultModel, routes);
   // Read through `store`: it may be a transaction the route is resolved in.
   if (fleet) await refuseUnheld(fleet.forStore(store), route);
   return route;
@@ -57,6 +65,7 @@ async function routeOf(
   store: Store,
   request: RouteRequest,
   defaultModel: string | undefined,
+  routes: RouteCache | undefined,
 ): Promise<Route> {
   if (request.policy !== undefined && request.experiment !== undefined) {
     throw invalidField('experiment', 'name a policy or an experiment, not both');
@@ -64,7 +73,7 @@ async function routeOf(
   if (request.experiment !== undefined)
     return routeExperiment(store, request.experiment, request.stickinessKey);
   if (request.policy !== undefined) {
-    const route = await routeNamed(store, request.policy, 'policy');
+    const route = await routeNamed(store, request.policy, 'policy', '', routes);
     if (!route) {
       throw invalidField(
         'policy',
@@ -79,7 +88,9 @@ async function routeOf(
   // DEFAULT_MODEL may name a policy: then requests follow its promoted default version (and record
   // it), so `edgerl ab promote` takes effect without redeploying. Otherwise it is a served model as is.
   return (
-    (await routeNamed(store, defaultModel, 'policy', "the edge's default model ")) ?? { model: defaultModel }
+    (await routeNamed(store, defaultModel, 'policy', "the edge's default model ", routes)) ?? {
+      model: defaultModel,
+    }
   );
 }
 
@@ -93,11 +104,21 @@ export async function routeNamed(
   name: string,
   field: string,
   whose = '',
+  routes?: RouteCache,
 ): Promise<Route | undefined> {
+  const named = routes
+    ? await routes.lookup(name, () => lookupName(store, name))
+    : await lookupName(store, name);
+  if (!named) return undefined;
+  // Checked on every use, cached or not: the cache keeps what the name resolved to, not the verdict.
+  refuseRetired(named.version, field, `${whose}${named.version.adapterName}`);
+  return { model: named.model, policyVersionId: named.version.id };
+}
+
+async function lookupName(store: Store, name: string): Promise<NamedVersion | undefined> {
   const version = await store.resolvePolicyVersion(name);
   if (!version) return undefined;
-  refuseRetired(version, field, `${whose}${version.adapterName}`);
-  return { model: await servedModel(store, version), policyVersionId: version.id };
+  return { version, model: await servedModel(store, version) };
 }
 
 /**

@@ -35,6 +35,8 @@ import { ReplicaRouter } from '../routing/replica-router.ts';
 import { sweepEpisodes } from '../rollouts/sweep-episodes.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 import { sharedStoreProvider } from '../store-provider.ts';
+import { useSha256 } from '../../protocol/sha256.ts';
+import { nodeSha256 } from './node-sha256.ts';
 
 export interface StartEdgeOptions {
   readonly config: EdgeConfig;
@@ -65,6 +67,8 @@ export interface StartEdgeOptions {
    */
   readonly resumeUnfinished?: boolean;
   readonly limits?: Partial<EdgeLimits>;
+  /** How long a policy name's route is reused (EdgeDeps.routeCacheMs); default routeCacheMs. */
+  readonly routeCacheMs?: number;
   readonly onEpisodeEvent?: (event: EpisodeEvent) => void;
   readonly log?: (line: string) => void;
 }
@@ -91,6 +95,8 @@ export const defaultMaxDeliveries = 4;
 
 export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge> {
   const { config } = options;
+  // History digests and key checks with the native hash; the Worker keeps protocol/sha256.ts's.
+  useSha256(nodeSha256);
   const log = options.log ?? (() => {});
   const ownsStore = options.store === undefined;
   const store = options.store ?? (await openStore({ migrations: 'apply', ...options.storeOptions }));
@@ -179,6 +185,7 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
     provides: ['sql'],
     ...(config.defaultModel ? { defaultModel: config.defaultModel } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.routeCacheMs !== undefined ? { routeCacheMs: options.routeCacheMs } : {}),
     logError: (error) =>
       log(`server error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
   });

@@ -70,6 +70,30 @@ describe('POST /v1/trajectories with turns', () => {
     });
   });
 
+  it('stores a group of recorded samples of one task, which a trainer can then claim', async () => {
+    const task = await h.store.upsertTask({ env: 'recorded', key: uniqueName('task'), input: { q: 1 } });
+    const group = { key: uniqueName('group'), size: 2 };
+    const sample = (reward: number) =>
+      episode(uniqueName('sample'), { env: undefined, taskId: task.id, group, verifierReward: reward });
+    const response = await h.api('/v1/trajectories', { json: { episodes: [sample(1), sample(0)] } });
+    expect(response.status).toBe(201);
+    const body = (await response.json()) as Ingested & { groups: { groupId: string; complete: boolean }[] };
+    expect(body.groups).toEqual([
+      { key: group.key, groupId: expect.any(String), members: 2, size: 2, complete: true },
+    ]);
+    const read = (await (await h.api(`/v1/groups/${body.groups[0]?.groupId}`)).json()) as {
+      group: { status: string; taskId: string };
+      trajectories: unknown[];
+    };
+    expect(read.group).toMatchObject({ status: 'complete', taskId: task.id });
+    expect(read.trajectories).toHaveLength(2);
+    // A grouped episode needs its key (a retry must not add a member): named as sent.
+    const keyless = await h.api('/v1/trajectories', {
+      json: { ...sample(1), key: undefined, group: { key: uniqueName('group'), size: 2 } },
+    });
+    expect(await errorOf(keyless)).toMatchObject({ status: 400, field: 'key' });
+  });
+
   it('stores many episodes in one request', async () => {
     const keys = [uniqueName('many'), uniqueName('many'), uniqueName('many')];
     const response = await h.api('/v1/trajectories', { json: { episodes: keys.map((key) => episode(key)) } });

@@ -6,7 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isStoreError } from '../../db/errors.ts';
 import type { Store } from '../../db/store.ts';
 import { ApiError } from '../../edge/http/api-error.ts';
-import { recordChatCompletion } from '../../edge/proxy/record-chat-completion.ts';
+import { type ProxyContext, recordChatCompletion } from '../../edge/proxy/record-chat-completion.ts';
+import { TrajectoryHeads } from '../../edge/proxy/trajectory-heads.ts';
+import { RouteCache } from '../../edge/routing/route-cache.ts';
 import type { TurnInput } from '../../protocol/turn.ts';
 import { type InferenceDouble, startInferenceDouble } from '../edge/support/inference-double.ts';
 import { type CountingStore, openCountingStore, roundTripsOf } from '../support/counting-store.ts';
@@ -84,21 +86,21 @@ describe('a proxied call', () => {
     return { id, messages: turns };
   }
 
-  const proxied = (trajectoryId: string, history: readonly TurnInput[], last: string) =>
+  type Message = { role: 'user' | 'assistant'; content: string };
+  const asMessages = (history: readonly TurnInput[]): Message[] =>
+    history.map((turn) => ({ role: turn.role as Message['role'], content: turn.content ?? '' }));
+  /** Without `edge`: no head or route kept between calls (every call reads what it needs). */
+  const proxied = (
+    trajectoryId: string,
+    history: readonly Message[],
+    last: string,
+    edge: Pick<ProxyContext, 'heads' | 'routes'> = {},
+  ) =>
     recordChatCompletion(
-      { store, upstream: { baseUrl: inference.baseUrl, requestTokenIds: false, timeoutMs: 10_000 } },
+      { store, upstream: { baseUrl: inference.baseUrl, requestTokenIds: false, timeoutMs: 10_000 }, ...edge },
       {
         trajectoryId,
-        request: {
-          model: 'whatever',
-          messages: [
-            ...history.map((turn) => ({
-              role: turn.role as 'user' | 'assistant',
-              content: turn.content ?? '',
-            })),
-            { role: 'user', content: last },
-          ],
-        },
+        request: { model: 'whatever', messages: [...history, { role: 'user', content: last }] },
       },
     );
 
@@ -106,7 +108,7 @@ describe('a proxied call', () => {
   async function measure(length: number) {
     const { id, messages } = await storedConversation(length);
     counting.reset();
-    const result = await proxied(id, messages, 'one more');
+    const result = await proxied(id, asMessages(messages), 'one more');
     expect(result.status).toBe(200);
     const cost = { roundTrips: counting.roundTrips(), rowsRead: counting.rowsRead() };
     const { turns } = await store.getTrajectory(id);
@@ -124,10 +126,37 @@ describe('a proxied call', () => {
     expect(short).toEqual({ roundTrips: 4, rowsRead: 2 });
   });
 
+  it("continues a conversation in one round trip when the edge keeps the trajectory's head", async () => {
+    for (const length of [2, 600]) {
+      const edge = { heads: new TrajectoryHeads(), routes: new RouteCache(60_000) };
+      const { id, messages } = await storedConversation(length);
+      const history = asMessages(messages);
+      // The first call on this edge reads the head and looks the model up (as above), and keeps both.
+      const first = await proxied(id, history, 'one more', edge);
+      const reply = JSON.parse(first.body as string).choices[0].message as Message;
+      const next = [...history, { role: 'user' as const, content: 'one more' }, reply];
+      counting.reset();
+      const second = await proxied(id, next, 'and another', edge);
+      expect(second.status).toBe(200);
+      // The append statement alone: it checks the head it was given and stores the call (1 row back).
+      expect({ roundTrips: counting.roundTrips(), rowsRead: counting.rowsRead() }).toEqual({
+        roundTrips: 1,
+        rowsRead: 1,
+      });
+      const { turns } = await store.getTrajectory(id);
+      expect(turns.map((turn) => turn.content).slice(length)).toEqual([
+        'one more',
+        reply.content,
+        'and another',
+        expect.any(String),
+      ]);
+    }
+  });
+
   it('reads the stored turns only to name the first differing message of a rewritten history', async () => {
     const { id, messages } = await storedConversation(300);
     const rewritten = messages.map((turn) => (turn.index === 123 ? { ...turn, content: 'rewritten' } : turn));
-    const refused = await proxied(id, rewritten, 'one more').then(
+    const refused = await proxied(id, asMessages(rewritten), 'one more').then(
       () => undefined,
       (error: unknown) => error,
     );

@@ -1,7 +1,8 @@
 // A migrated test store whose driver counts round trips: every statement the store sends to the
 // database (BEGIN and COMMIT included) is one. PGlite has no network, so there a "round trip" is one
 // call into the embedded backend, counted the same way: a PGlite transaction is BEGIN + its queries +
-// COMMIT. Embedded by default; a fresh database on the server when EDGERL_TEST_DATABASE_URL is set.
+// COMMIT, and a simple-protocol exec (several statements) is one call too. Embedded by default; a
+// fresh database on the server when EDGERL_TEST_DATABASE_URL is set.
 // `openCountingStoreAt` opens one on a given database instead (bench/edge.ts counts the edge's trips).
 import { PGlite } from '@electric-sql/pglite';
 import { drizzle as drizzleNodePostgres } from 'drizzle-orm/node-postgres';
@@ -120,6 +121,16 @@ export async function openCountingStoreAt(options: CountingStoreOptions): Promis
   } else {
     const pglite = await PGlite.create();
     countQueries(pglite as unknown as { query: Query }, count, read);
+    // The store's prepared statements run through the simple protocol (db/named-statement.ts): one
+    // exec is one call into the backend, whatever it holds.
+    const exec = pglite.exec.bind(pglite);
+    pglite.exec = ((...args: Parameters<typeof exec>) => {
+      count();
+      return exec(...args).then((results) => {
+        read(rowCount(results));
+        return results;
+      });
+    }) as typeof pglite.exec;
     const transaction = pglite.transaction.bind(pglite);
     pglite.transaction = ((work: (tx: { query: Query }) => Promise<unknown>) => {
       count(); // BEGIN

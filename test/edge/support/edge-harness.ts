@@ -30,6 +30,11 @@ export interface HarnessOptions {
   readonly upstreamTimeoutMs?: number;
   /** One policy call's limit inside an episode (default 10 s); fault tests shorten it likewise. */
   readonly policyTimeoutMs?: number;
+  /**
+   * How long the edge reuses a name's route (default 0 here: a test that promotes or retires a
+   * version sees it at once; test/edge/route-cache.test.ts covers the cache).
+   */
+  readonly routeCacheMs?: number;
 }
 
 export async function startEdgeHarness(options: HarnessOptions = {}): Promise<EdgeHarness> {
@@ -59,6 +64,7 @@ export async function startEdgeHarness(options: HarnessOptions = {}): Promise<Ed
       resumeUnfinished: false,
       log: (line) => logs.push(line),
       ...(options.limits ? { limits: options.limits } : {}),
+      routeCacheMs: options.routeCacheMs ?? 0,
     });
     const held = testStore;
     return {
