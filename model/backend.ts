@@ -6,6 +6,7 @@
 // A software WebGPU adapter (lavapipe, SwiftShader) is used only when asked for as `webgpu:software`.
 import * as tf from '@tensorflow/tfjs';
 import { registerTransposeFreeMatMulGradient } from './matmul-gradient.ts';
+import { registerWasmBatchMatMul } from './wasm-batch-matmul.ts';
 import { activateWebgpu } from './webgpu-backend.ts';
 import { errorMessage } from '../protocol/error-message.ts';
 
@@ -57,6 +58,8 @@ export const backendChoices = {
       if (failure) return { ok: false, reason: failure };
       // Transposed matmuls are 14–67× slower on wasm (feasibility §10.3).
       registerTransposeFreeMatMulGradient();
+      // Batched products (attention) through XNNPACK per batch entry instead of a scalar loop.
+      registerWasmBatchMatMul();
       return { ok: true, device: 'CPU (WebAssembly, one thread)', hardwareGpu: false };
     },
   },
