@@ -1,4 +1,4 @@
-// npm run bench:train [-- --backend NAME] [--models tiny,small,qwen2.5-0.5b] [--profile] [--min-ms N] —
+// npm run bench:train [-- --backend NAME] [--models tiny,small,qwen2.5-0.5b] [--profile [--profile-top N]] [--min-ms N] —
 // throughput of the trainer's optimiser step (trainer/train/train-step.ts: micro-batched forward +
 // backward into the LoRA adapter, the loss, global-norm clip, AdamW) on the tiny and small presets, and
 // on a hardware GPU Qwen2.5-0.5B's shape (bench/bench-models.ts): processed and trained tokens per
@@ -33,6 +33,7 @@ const positions = 128;
 /** The last half of each sequence is "assistant" (trained); the first half is prompt. */
 const trainedPerSequence = positions / 2;
 const profile = process.argv.includes('--profile');
+const profileTop = Number(flagValue('profile-top') ?? 10);
 const minMsFlag = flagValue('min-ms');
 
 interface StepCase {
@@ -169,7 +170,7 @@ for (const entry of benchModels(backend, flagValue('models'))) {
     ]);
     if (profile) {
       const measured = await profileKernels(() => run(steps + 1));
-      profiles.push(...formatKernelProfile(`${preset} ${step.name} step`, measured));
+      profiles.push(...formatKernelProfile(`${preset} ${step.name} step`, measured, profileTop));
     }
     optimizer.dispose();
     model.removeAdapter(step.name);

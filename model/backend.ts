@@ -7,6 +7,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { registerTransposeFreeMatMulGradient } from './matmul-gradient.ts';
 import { registerWasmBatchMatMul } from './wasm-batch-matmul.ts';
+import { registerWasmMemoryKernels } from './wasm-memory-kernels.ts';
 import { activateWebgpu } from './webgpu-backend.ts';
 import { errorMessage } from '../protocol/error-message.ts';
 
@@ -60,6 +61,8 @@ export const backendChoices = {
       registerTransposeFreeMatMulGradient();
       // Batched products (attention) through XNNPACK per batch entry instead of a scalar loop.
       registerWasmBatchMatMul();
+      // Identity without a copy, row gathers without the generic strided loop.
+      registerWasmMemoryKernels();
       return { ok: true, device: 'CPU (WebAssembly, one thread)', hardwareGpu: false };
     },
   },

@@ -1,0 +1,98 @@
+// Two wasm kernels that only move memory, replaced by cheaper equivalents (tfjs-backend-wasm 4.22's
+// own are in its src/kernels/): measured by `npm run bench:train -- --profile`.
+// - Identity copies its input into a new buffer. The gradient tape clones every input it saves for
+//   the backward pass through Identity, so a training step copied each activation several times
+//   (700 copies per tiny step). Tensors are immutable (a variable's assign swaps buffers), so sharing
+//   the buffer with a reference count, as the cpu backend's Identity and wasm's own Reshape do, is
+//   the same value for free.
+// - GatherV2 goes through a generic strided C++ loop: 512 rows of a [576, 256] embedding took 15 ms.
+//   Gathering whole rows along axis 0 (embedding lookups, the logprob's picked logits and head rows)
+//   is a row copy per index here; other axes and batch dimensions keep the stock kernel.
+import * as tf from '@tensorflow/tfjs';
+
+type TensorInfo = { dataId: object; shape: number[]; dtype: tf.DataType };
+
+interface WasmBackend {
+  incRef(dataId: object): void;
+  makeOutput(shape: number[], dtype: tf.DataType): TensorInfo;
+  typedArrayFromHeap(info: TensorInfo): Float32Array | Int32Array | Uint8Array;
+}
+
+function isWasmBackend(backend: unknown): backend is WasmBackend {
+  const b = backend as Partial<WasmBackend> | null;
+  return (
+    b !== null &&
+    typeof b === 'object' &&
+    typeof b.incRef === 'function' &&
+    typeof b.makeOutput === 'function' &&
+    typeof b.typedArrayFromHeap === 'function'
+  );
+}
+
+/** Rows of x [R, ...] at int32 `indices` (any shape) → [...indices.shape, ...x.shape[1:]]. */
+function gatherRows(x: TensorInfo, indices: TensorInfo, backend: WasmBackend): TensorInfo {
+  const rows = x.shape[0] as number;
+  const rowSize = x.shape.slice(1).reduce((a, b) => a * b, 1);
+  const out = backend.makeOutput([...indices.shape, ...x.shape.slice(1)], x.dtype);
+  // Views only after makeOutput: an allocation may grow (and so move) the heap.
+  const source = backend.typedArrayFromHeap(x);
+  const at = backend.typedArrayFromHeap(indices);
+  const target = backend.typedArrayFromHeap(out);
+  for (let i = 0; i < at.length; i++) {
+    const row = at[i] as number;
+    if (!(row >= 0 && row < rows)) {
+      throw new Error(`GatherV2: the index value ${row} is not in [0, ${rows - 1}]`);
+    }
+    const from = row * rowSize;
+    const to = i * rowSize;
+    if (rowSize < 32) {
+      for (let j = 0; j < rowSize; j++) target[to + j] = source[from + j] as number;
+    } else {
+      target.set(source.subarray(from, from + rowSize), to);
+    }
+  }
+  return out;
+}
+
+let registered = false;
+
+/** Installs both for the wasm backend (once per process); false leaves the stock kernels. */
+export function registerWasmMemoryKernels(): boolean {
+  if (registered) return true;
+  const identity = tf.getKernel('Identity', 'wasm');
+  const gather = tf.getKernel('GatherV2', 'wasm');
+  if (!identity || !gather || !isWasmBackend(tf.findBackend('wasm'))) return false;
+  registered = true;
+  tf.unregisterKernel('Identity', 'wasm');
+  tf.registerKernel({
+    kernelName: 'Identity',
+    backendName: 'wasm',
+    kernelFunc: ({ inputs, backend }) => {
+      const x = inputs.x as TensorInfo;
+      (backend as WasmBackend).incRef(x.dataId);
+      return { dataId: x.dataId, shape: [...x.shape], dtype: x.dtype };
+    },
+  });
+  tf.unregisterKernel('GatherV2', 'wasm');
+  tf.registerKernel({
+    kernelName: 'GatherV2',
+    backendName: 'wasm',
+    setupFunc: gather.setupFunc,
+    disposeFunc: gather.disposeFunc,
+    kernelFunc: (args) => {
+      const x = args.inputs.x as TensorInfo;
+      const indices = args.inputs.indices as TensorInfo;
+      const { axis, batchDims } = args.attrs as { axis: number; batchDims: number };
+      const rowGather =
+        (axis === 0 || axis === -x.shape.length) &&
+        (batchDims ?? 0) === 0 &&
+        x.shape.length >= 1 &&
+        indices.dtype === 'int32' &&
+        (x.dtype === 'float32' || x.dtype === 'int32');
+      return rowGather
+        ? gatherRows(x, indices, args.backend as WasmBackend)
+        : (gather.kernelFunc(args) as TensorInfo);
+    },
+  });
+  return true;
+}
