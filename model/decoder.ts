@@ -59,10 +59,10 @@ function linear(
     const pair = adapter.layers[layer]?.[projection];
     if (!pair) continue;
     const input = training && adapter.config.dropout > 0 ? tf.dropout(x, adapter.config.dropout) : x;
-    let delta = tf.matMul(tf.matMul(input, pair.aT), pair.bT); // [N, r] → [N, out]
-    delta = tf.mul(delta, adapter.scaling);
-    if (rowScale) delta = tf.mul(delta, rowScale);
-    y = tf.add(y, delta);
+    // The scale and the row mask multiply the rank-r intermediate, not the [N, out] update.
+    let u = tf.mul(tf.matMul(input, pair.aT), adapter.scaling); // [N, r]
+    if (rowScale) u = tf.mul(u, rowScale);
+    y = tf.add(y, tf.matMul(u, pair.bT)); // [N, out]
   }
   return y as tf.Tensor2D;
 }
@@ -78,7 +78,9 @@ export function decoderForward(
   const training = pass.training ?? false;
   // Embeddings are frozen, so this gather never sits on a gradient path (no UnsortedSegmentSum on wasm).
   let x = tf.gather(weights.embed, tf.reshape(pass.ids, [b * t])) as tf.Tensor2D; // [N, D]
-  const { cos, sin } = ropeTables(pass.positions, decoder.inverseFrequencies); // [B, 1, T, hd] each
+  // Built once for all layers; the queries' tables carry attention's 1/√hd.
+  const rope = ropeTables(pass.positions, decoder.inverseFrequencies); // [B, T, 1, hd] tables
+  const queryRope = ropeTables(pass.positions, decoder.inverseFrequencies, 1 / Math.sqrt(config.headDim));
   const present: KvPair[] = [];
   weights.layers.forEach((layer, index) => {
     const p = layer.projections;
@@ -91,12 +93,13 @@ export function decoderForward(
       numHeads: config.numHeads,
       numKvHeads: config.numKvHeads,
       headDim: config.headDim,
-      cos,
-      sin,
+      rope,
+      queryRope,
       maskBias: pass.maskBias,
       past: pass.past?.layers[index],
+      keepKv: pass.keepKv,
     });
-    if (pass.keepKv) present.push(kv);
+    if (pass.keepKv && kv) present.push(kv);
     x = tf.add(x, linear(output, p.o_proj, 'o_proj', index, routes, training)) as tf.Tensor2D; // [N, D]
     const m = rmsNorm(x, layer.postAttentionNorm, config.rmsNormEps); // [N, D]
     const gate = linear(m, p.gate_proj, 'gate_proj', index, routes, training); // [N, F]
