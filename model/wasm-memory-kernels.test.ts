@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { registerWasmMemoryKernels } from './wasm-memory-kernels.ts';
 import { useBackend } from '../test/support/model-fixtures.ts';
 
-describe('wasm Identity and GatherV2 replacements', () => {
+describe('wasm Identity, Cast and GatherV2 replacements', () => {
   beforeAll(async () => {
     await useBackend('wasm'); // installs them
   });
@@ -53,5 +53,13 @@ describe('wasm Identity and GatherV2 replacements', () => {
     const before = tf.memory().numBytes;
     tf.dispose([y, g]);
     expect(tf.memory().numBytes).toBeLessThan(before);
+  });
+
+  it('casts to the same dtype by sharing and to another dtype as before', async () => {
+    const x = tf.tensor1d([1.5, -2.25, 3]);
+    const same = tf.cast(x, 'float32');
+    x.dispose();
+    expect(Array.from(await same.data())).toEqual([1.5, -2.25, 3]);
+    expect(Array.from(await tf.cast(same, 'int32').data())).toEqual([1, -2, 3]);
   });
 });

@@ -1,10 +1,11 @@
-// Two wasm kernels that only move memory, replaced by cheaper equivalents (tfjs-backend-wasm 4.22's
+// Three wasm kernels that only move memory, replaced by cheaper equivalents (tfjs-backend-wasm 4.22's
 // own are in its src/kernels/): measured by `npm run bench:train -- --profile`.
 // - Identity copies its input into a new buffer. The gradient tape clones every input it saves for
 //   the backward pass through Identity, so a training step copied each activation several times
 //   (700 copies per tiny step). Tensors are immutable (a variable's assign swaps buffers), so sharing
 //   the buffer with a reference count, as the cpu backend's Identity and wasm's own Reshape do, is
-//   the same value for free.
+//   the same value for free. Cast to the dtype a tensor already has (tfjs-core's Multiply gradient
+//   casts both operands to float32) is the same copy and gets the same treatment.
 // - GatherV2 goes through a generic strided C++ loop: 512 rows of a [576, 256] embedding took 15 ms.
 //   Gathering whole rows along axis 0 (embedding lookups, the logprob's picked logits and head rows)
 //   is a row copy per index here; other axes and batch dimensions keep the stock kernel.
@@ -56,21 +57,37 @@ function gatherRows(x: TensorInfo, indices: TensorInfo, backend: WasmBackend): T
 
 let registered = false;
 
-/** Installs both for the wasm backend (once per process); false leaves the stock kernels. */
+/** A new reference to x's buffer. */
+function share(x: TensorInfo, backend: WasmBackend): TensorInfo {
+  backend.incRef(x.dataId);
+  return { dataId: x.dataId, shape: [...x.shape], dtype: x.dtype };
+}
+
+/** Installs them for the wasm backend (once per process); false leaves the stock kernels. */
 export function registerWasmMemoryKernels(): boolean {
   if (registered) return true;
   const identity = tf.getKernel('Identity', 'wasm');
   const gather = tf.getKernel('GatherV2', 'wasm');
-  if (!identity || !gather || !isWasmBackend(tf.findBackend('wasm'))) return false;
+  const cast = tf.getKernel('Cast', 'wasm');
+  if (!identity || !gather || !cast || !isWasmBackend(tf.findBackend('wasm'))) return false;
   registered = true;
   tf.unregisterKernel('Identity', 'wasm');
   tf.registerKernel({
     kernelName: 'Identity',
     backendName: 'wasm',
-    kernelFunc: ({ inputs, backend }) => {
-      const x = inputs.x as TensorInfo;
-      (backend as WasmBackend).incRef(x.dataId);
-      return { dataId: x.dataId, shape: [...x.shape], dtype: x.dtype };
+    kernelFunc: ({ inputs, backend }) => share(inputs.x as TensorInfo, backend as WasmBackend),
+  });
+  tf.unregisterKernel('Cast', 'wasm');
+  tf.registerKernel({
+    kernelName: 'Cast',
+    backendName: 'wasm',
+    setupFunc: cast.setupFunc,
+    disposeFunc: cast.disposeFunc,
+    kernelFunc: (args) => {
+      const x = args.inputs.x as TensorInfo;
+      return (args.attrs as { dtype: tf.DataType }).dtype === x.dtype
+        ? share(x, args.backend as WasmBackend)
+        : (cast.kernelFunc(args) as TensorInfo);
     },
   });
   tf.unregisterKernel('GatherV2', 'wasm');
