@@ -75,7 +75,7 @@ export function headLogprobs(
     save([h, targets]);
     const values = parts.map(([begin, size]) =>
       tf.tidy(() => {
-        const logits = tf.matMul(tf.slice(h, [begin, 0], [size, -1]), headT); // [n, V]
+        const logits = tf.matMul(tf.slice(h, [begin, 0], [size, -1]), headT) as tf.Tensor2D; // [n, V]
         const rowPicks = tf.sub(
           tf.slice(picks, [begin], [size]),
           tf.scalar(begin * vocab, 'int32'),

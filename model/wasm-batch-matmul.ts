@@ -14,7 +14,7 @@
 // moves them leaves the stock kernel in place instead of failing.
 import * as tf from '@tensorflow/tfjs';
 
-type TensorInfo = { dataId: object; shape: number[]; dtype: string };
+type TensorInfo = { dataId: object; shape: number[]; dtype: tf.DataType };
 
 interface WasmModule {
   cwrap(name: string, returnType: null, argTypes: string[]): (...args: unknown[]) => void;
@@ -25,7 +25,7 @@ interface WasmBackend {
   wasm: WasmModule;
   dataIdMap: { get(dataId: object): { id: number; memoryOffset: number } | undefined };
   dataIdNextNumber: number;
-  makeOutput(shape: number[], dtype: string): TensorInfo;
+  makeOutput(shape: number[], dtype: tf.DataType): TensorInfo;
 }
 
 type BatchMatMulFn = (

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { registerWasmMemoryKernels } from './wasm-memory-kernels.ts';
 import { useBackend } from '../test/support/model-fixtures.ts';
 
-describe('wasm Identity, Cast and GatherV2 replacements', () => {
+describe('wasm Identity, Cast, GatherV2, Slice and SplitV replacements', () => {
   beforeAll(async () => {
     await useBackend('wasm'); // installs them
   });
@@ -61,5 +61,68 @@ describe('wasm Identity, Cast and GatherV2 replacements', () => {
     x.dispose();
     expect(Array.from(await same.data())).toEqual([1.5, -2.25, 3]);
     expect(Array.from(await tf.cast(same, 'int32').data())).toEqual([1, -2, 3]);
+  });
+
+  it('slices and splits any rank like a host index walk, whole trailing axes or not', async () => {
+    /** Host reference: the elements of x [shape] at begin + index for every index < size. */
+    const hostSlice = (data: number[], shape: number[], begin: number[], size: number[]) => {
+      const out: number[] = [];
+      const walk = (axis: number, offset: number) => {
+        if (axis === shape.length) {
+          out.push(data[offset] as number);
+          return;
+        }
+        const stride = shape.slice(axis + 1).reduce((a, b) => a * b, 1);
+        for (let i = 0; i < (size[axis] as number); i++)
+          walk(axis + 1, offset + ((begin[axis] as number) + i) * stride);
+      };
+      walk(0, 0);
+      return out;
+    };
+    const cases: [number[], number[], number[]][] = [
+      [[10], [3], [5]],
+      [
+        [4, 6],
+        [1, 0],
+        [2, 6],
+      ], // whole rows: one run
+      [
+        [4, 70],
+        [0, 5],
+        [4, 40],
+      ], // long runs
+      [
+        [3, 4, 5],
+        [1, 1, 2],
+        [2, 3, 2],
+      ],
+      [
+        [2, 3, 4, 5, 2],
+        [1, 0, 1, 2, 0],
+        [1, 3, 2, 3, 2],
+      ],
+    ];
+    for (const [shape, begin, size] of cases) {
+      const data = Array.from({ length: shape.reduce((a, b) => a * b, 1) }, (_, i) => i * 3 - 7);
+      for (const dtype of ['float32', 'int32'] as const) {
+        const x = tf.tensor(data, shape, dtype);
+        const got = Array.from(await tf.slice(x, begin, size).data());
+        expect(got, `[${shape}] from [${begin}] size [${size}] ${dtype}`).toEqual(
+          hostSlice(data, shape, begin, size),
+        );
+      }
+    }
+    const x = tf.tensor3d(
+      Array.from({ length: 2 * 3 * 7 }, (_, i) => i),
+      [2, 3, 7],
+    );
+    const parts = tf.split(x, [2, 4, 1], 2);
+    const data = Array.from(await x.data());
+    expect(await Promise.all(parts.map(async (p) => Array.from(await p.data())))).toEqual([
+      hostSlice(data, [2, 3, 7], [0, 0, 0], [2, 3, 2]),
+      hostSlice(data, [2, 3, 7], [0, 0, 2], [2, 3, 4]),
+      hostSlice(data, [2, 3, 7], [0, 0, 6], [2, 3, 1]),
+    ]);
+    expect(Array.from(await tf.split(tf.tensor1d([true, false, true], 'bool'), 3)[1]!.data())).toEqual([0]);
   });
 });
