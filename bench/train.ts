@@ -10,10 +10,11 @@
 // else the first available (bench/backend-flag.ts). Reports, does not assert.
 //
 // FLOPs are counted analytically as in bench/model.ts (2 per multiply-add, matmuls only; elementwise
-// ops, softmax, norms and the optimiser are not counted). Per token with keys S = T (full score
-// matrix), L layers, P projection weights per layer, H heads of size hd, LoRA rank r on projections
-// with (in, out):  forward = L·(2P + 4·S·H·hd + Σ 2r(in+out)) + 2·D·V,
-//                  backward = L·(2P + 8·S·H·hd + Σ 4r(in+out)) + 4·D·V,
+// ops, softmax, norms and the optimiser are not counted): the products the step needs. Per token with
+// keys S = T (full score matrix), L layers, P projection weights per layer, H heads of size hd, LoRA
+// rank r on projections with (in, out):
+//   layers, every position:      forward L·(2P + 4·S·H·hd + Σ 2r(in+out)), backward L·(2P + 8·S·H·hd + Σ 4r(in+out)),
+//   output head, trained tokens: forward 2·D·V, backward 4·D·V (the loss reads no other logprob),
 // where a frozen A drops its own gradient: Σ 2r(in + 2·out) instead of Σ 4r(in+out).
 import { AdamW } from '../trainer/grpo/adamw.ts';
 import { clipDefaults } from '../trainer/grpo/loss-config.ts';
@@ -77,7 +78,14 @@ const cases: readonly StepCase[] = [
   },
 ];
 
-function flopsPerToken(config: ModelConfig, keys: number, rank: number, trainA: boolean): number {
+/** Matmul FLOPs of one row's forward and backward: `positions` tokens, `trained` of them in the loss. */
+function rowFlops(
+  config: ModelConfig,
+  rank: number,
+  trainA: boolean,
+  positions: number,
+  trained: number,
+): number {
   const { hiddenSize: d, vocabSize: v, numHeads: h, headDim: hd, numLayers: l } = config;
   let weights = 0;
   let loraForward = 0;
@@ -88,10 +96,10 @@ function flopsPerToken(config: ModelConfig, keys: number, rank: number, trainA: 
     loraForward += 2 * rank * (input + out);
     loraBackward += trainA ? 4 * rank * (input + out) : 2 * rank * (input + 2 * out);
   }
-  const attention = 4 * keys * h * hd;
-  const forward = l * (2 * weights + attention + loraForward) + 2 * d * v;
-  const backward = l * (2 * weights + 2 * attention + loraBackward) + 4 * d * v;
-  return forward + backward;
+  const attention = 4 * positions * h * hd; // keys S = T
+  const perToken =
+    l * (2 * weights + attention + loraForward) + l * (2 * weights + 2 * attention + loraBackward);
+  return perToken * positions + 6 * d * v * trained;
 }
 
 function syntheticBatch(vocabSize: number, seed: number): TrainingSequence[] {
@@ -153,9 +161,8 @@ for (const entry of benchModels(backend, flagValue('models'))) {
     const seconds = (performance.now() - start) / 1000 / steps;
     const processed = sequencesPerStep * positions;
     const trained = sequencesPerStep * trainedPerSequence;
-    // Logprobs are of positions 1..T−1; every position runs forward and backward.
-    const flops =
-      flopsPerToken(config, positions, step.rank, step.trainA) * sequencesPerStep * (positions - 1);
+    // Every position runs through the layers forward and backward; the head only on trained ones.
+    const flops = sequencesPerStep * rowFlops(config, step.rank, step.trainA, positions, trainedPerSequence);
     const gflops = flops / seconds / 1e9;
     rows.push([
       preset,
@@ -195,6 +202,6 @@ console.log(line(header));
 for (const row of rows) console.log(line(row));
 console.log(
   `One optimiser step = ${sequencesPerStep} sequences of ${positions} tokens (last ${trainedPerSequence} trained); ` +
-    'grpo: CISPO in micro-batches of 4 sequences; sft: one micro-batch; LoRA on all 7 projections; matmul FLOPs only.',
+    'grpo: CISPO in micro-batches of 4 sequences; sft: one micro-batch; LoRA on all 7 projections; matmul FLOPs the step needs.',
 );
 for (const text of profiles) console.log(text);

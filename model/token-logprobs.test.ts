@@ -53,15 +53,19 @@ function reference(c: Case): { logprobs: number[]; grad: number[] } {
   return { logprobs, grad };
 }
 
-async function run(c: Case, rowsPerChunk: number): Promise<{ logprobs: Float32Array; grad: Float32Array }> {
+async function run(
+  c: Case,
+  rowsPerChunk: number,
+  rows?: Int32Array,
+): Promise<{ logprobs: Float32Array; grad: Float32Array }> {
   const head = tf.tensor2d(Float32Array.from(c.head), [c.v, c.d]);
   const headT = tf.transpose(head) as tf.Tensor2D;
   const targets = tf.tensor1d(c.targets, 'int32');
   const hidden = tf.tensor2d(Float32Array.from(c.hidden), [c.n, c.d]);
   const dy = tf.tensor1d(Float32Array.from(c.dy));
-  const values = headLogprobs(hidden, head, headT, targets, rowsPerChunk);
+  const values = headLogprobs(hidden, head, headT, targets, { rowsPerChunk, rows });
   const grad = tf.grad((h: tf.Tensor) =>
-    tf.sum(tf.mul(headLogprobs(h as tf.Tensor2D, head, headT, targets, rowsPerChunk), dy)),
+    tf.sum(tf.mul(headLogprobs(h as tf.Tensor2D, head, headT, targets, { rowsPerChunk, rows }), dy)),
   )(hidden);
   const out = { logprobs: (await values.data()) as Float32Array, grad: (await grad.data()) as Float32Array };
   tf.dispose([head, headT, targets, hidden, dy, values, grad]);
@@ -99,6 +103,23 @@ describe('headLogprobs against a float64 log-softmax', () => {
           expect(largestDifference(got.logprobs, want.logprobs).difference).toBeLessThan(1e-3);
           expect(largestDifference(got.grad, want.grad).difference).toBeLessThan(1e-3);
         }
+      });
+
+      it('computes only the chosen rows: the others are 0 with no gradient', async () => {
+        const c = makeCase(9, 4, 13, 3);
+        const want = reference(c);
+        const rows = Int32Array.from([1, 2, 5, 8]);
+        for (const rowsPerChunk of [9, 3]) {
+          const got = await run(c, rowsPerChunk, rows);
+          const chosen = (i: number) => rows.includes(i);
+          const wantValues = want.logprobs.map((v, i) => (chosen(i) ? v : 0));
+          const wantGrad = want.grad.map((g, j) => (chosen(Math.floor(j / c.d)) ? g : 0));
+          expect(largestDifference(got.logprobs, wantValues).difference).toBeLessThan(2e-6);
+          expect(largestDifference(got.grad, wantGrad).difference).toBeLessThan(2e-6);
+        }
+        const none = await run(c, 9, new Int32Array(0));
+        expect(Array.from(none.logprobs).every((v) => v === 0)).toBe(true);
+        expect(Array.from(none.grad).every((v) => v === 0)).toBe(true);
       });
     });
   }
