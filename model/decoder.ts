@@ -38,10 +38,28 @@ export interface Decoder {
   readonly inverseFrequencies: Float32Array;
 }
 
-/** RMSNorm (Zhang & Sennrich 2019, arXiv:1910.07467): x / √(mean(x²) + ε) · w, in float32. */
+/**
+ * RMSNorm (Zhang & Sennrich 2019, arXiv:1910.07467): y = x·r·w with r = 1/√(mean(x²) + ε) per row,
+ * in float32. Its gradient is written out (w is a frozen base weight, so only x gets one):
+ *   dx = r·(g − x·r²·mean(g·x)),  g = dy·w,
+ * 8 kernels where the tape's own chain rule through square, mean, rsqrt and two products ran ~15.
+ */
 export function rmsNorm(x: tf.Tensor2D, weight: tf.Tensor1D, eps: number): tf.Tensor2D {
-  const meanSquare = tf.mean(tf.square(x), -1, true); // [N, 1]
-  return tf.mul(tf.mul(x, tf.rsqrt(tf.add(meanSquare, eps))), weight) as tf.Tensor2D; // [N, D]
+  const norm = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
+    const [input, save] = args as [tf.Tensor2D, tf.GradSaveFunc];
+    const r = tf.rsqrt(tf.add(tf.mean(tf.square(input), -1, true), eps)); // [N, 1]
+    save([input, r]);
+    return {
+      value: tf.mul(tf.mul(input, r), weight) as tf.Tensor2D, // [N, D]
+      gradFunc: (dy: tf.Tensor2D, saved: tf.Tensor[]) => {
+        const [savedX, savedR] = saved as [tf.Tensor2D, tf.Tensor2D];
+        const g = tf.mul(dy, weight); // [N, D]
+        const projection = tf.mul(tf.mul(savedR, savedR), tf.mean(tf.mul(g, savedX), -1, true)); // [N, 1]
+        return tf.mul(tf.sub(g, tf.mul(savedX, projection)), savedR);
+      },
+    };
+  });
+  return norm(x) as tf.Tensor2D;
 }
 
 /**
