@@ -26,7 +26,8 @@ export async function timeTensorOp(fn: () => tf.Tensor | tf.Tensor[], minMs: num
   return (performance.now() - start) / runs;
 }
 
-async function rate(n: number, minMs: number): Promise<MatmulRate> {
+/** The backend's n×n float32 matmul rate, timed for at least `minMs`. */
+export async function matmulRate(n: number, minMs: number): Promise<MatmulRate> {
   const a = tf.randomNormal([n, n]);
   const b = tf.randomNormal([n, n]);
   const ms = await timeTensorOp(() => tf.matMul(a, b), minMs);
@@ -39,7 +40,7 @@ export async function matmulCeiling(backend: SelectedBackend): Promise<MatmulRat
   const sizes = backend.hardwareGpu ? [1024, 4096] : [1024];
   let best: MatmulRate | undefined;
   for (const n of sizes) {
-    const measured = await rate(n, 2000);
+    const measured = await matmulRate(n, 2000);
     console.log(
       `backend ${backend.choice}: plain ${n}×${n} matmul ${measured.ms.toFixed(2)} ms → ${measured.gflops.toFixed(2)} GFLOP/s`,
     );
