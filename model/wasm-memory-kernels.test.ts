@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { registerWasmMemoryKernels } from './wasm-memory-kernels.ts';
 import { useBackend } from '../test/support/model-fixtures.ts';
 
-describe('wasm Identity, Cast, GatherV2, Slice and SplitV replacements', () => {
+describe('wasm Identity, Cast, GatherV2, Slice, SplitV and Concat replacements', () => {
   beforeAll(async () => {
     await useBackend('wasm'); // installs them
   });
@@ -124,5 +124,30 @@ describe('wasm Identity, Cast, GatherV2, Slice and SplitV replacements', () => {
       hostSlice(data, [2, 3, 7], [0, 0, 6], [2, 3, 1]),
     ]);
     expect(Array.from(await tf.split(tf.tensor1d([true, false, true], 'bool'), 3)[1]!.data())).toEqual([0]);
+  });
+
+  it('concatenates along any axis as nested host arrays do, empty parts and all dtypes included', async () => {
+    const a = Array.from({ length: 2 * 3 * 20 }, (_, i) => i);
+    const b = Array.from({ length: 2 * 1 * 20 }, (_, i) => -i);
+    const got = await tf
+      .concat([tf.tensor3d(a, [2, 3, 20]), tf.tensor3d(b, [2, 1, 20]), tf.zeros([2, 0, 20])], 1)
+      .array();
+    const ta = (await tf.tensor3d(a, [2, 3, 20]).array()) as number[][][];
+    const tb = (await tf.tensor3d(b, [2, 1, 20]).array()) as number[][][];
+    expect(got).toEqual([0, 1].map((i) => [...(ta[i] as number[][]), ...(tb[i] as number[][])]));
+    const short = await tf
+      .concat([tf.tensor2d([1, 2, 3, 4], [2, 2], 'int32'), tf.tensor2d([5, 6], [2, 1], 'int32')], 1)
+      .array();
+    expect(short).toEqual([
+      [1, 2, 5],
+      [3, 4, 6],
+    ]);
+    const flags = await tf.concat([tf.tensor1d([true, false], 'bool'), tf.tensor1d([true], 'bool')]).data();
+    expect(Array.from(flags)).toEqual([1, 0, 1]);
+    const long = Array.from({ length: 100 }, (_, i) => i * 0.25);
+    expect(Array.from(await tf.concat([tf.tensor1d(long), tf.tensor1d(long)]).data())).toEqual([
+      ...long,
+      ...long,
+    ]);
   });
 });

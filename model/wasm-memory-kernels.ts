@@ -11,7 +11,9 @@
 //   is a row copy per index here; other axes and batch dimensions keep the stock kernel.
 // - Slice (and SplitV, which slices) first copies the whole input out of the heap (readSync) and
 //   then picks from the copy: splitting a tensor in k parts copied it k times. Here each part is
-//   copied straight from a view of the heap, one contiguous run at a time.
+//   copied straight within the heap, one contiguous run at a time.
+// - Concat makes a subarray view per row and input; here runs are moved within the heap
+//   (copyWithin), without a view object per run, and short runs element by element.
 import * as tf from '@tensorflow/tfjs';
 
 type TensorInfo = { dataId: object; shape: number[]; dtype: tf.DataType };
@@ -20,6 +22,8 @@ interface WasmBackend {
   incRef(dataId: object): void;
   makeOutput(shape: number[], dtype: tf.DataType): TensorInfo;
   typedArrayFromHeap(info: TensorInfo): Float32Array | Int32Array | Uint8Array;
+  dataIdMap: { get(dataId: object): { memoryOffset: number } | undefined };
+  wasm: { HEAPU8: Uint8Array };
 }
 
 function isWasmBackend(backend: unknown): backend is WasmBackend {
@@ -29,8 +33,38 @@ function isWasmBackend(backend: unknown): backend is WasmBackend {
     typeof b === 'object' &&
     typeof b.incRef === 'function' &&
     typeof b.makeOutput === 'function' &&
-    typeof b.typedArrayFromHeap === 'function'
+    typeof b.typedArrayFromHeap === 'function' &&
+    typeof b.dataIdMap?.get === 'function' &&
+    b.wasm?.HEAPU8 instanceof Uint8Array
   );
+}
+
+/** Runs shorter than this many elements are copied element by element (a native call costs more). */
+const shortRun = 16;
+
+/**
+ * Copies `count` elements from element `from` of `source` to element `to` of `target`, both
+ * tensors on the wasm heap: one memmove within the heap (Uint8Array.copyWithin), or a loop when short.
+ * Call only after the last allocation of the kernel (an allocation may grow, and so move, the heap).
+ */
+function heapCopier(backend: WasmBackend, source: TensorInfo, target: TensorInfo) {
+  const heap = backend.wasm.HEAPU8;
+  const bytes = source.dtype === 'bool' ? 1 : 4;
+  const sourceBase = (backend.dataIdMap.get(source.dataId)?.memoryOffset as number) / bytes;
+  const targetBase = (backend.dataIdMap.get(target.dataId)?.memoryOffset as number) / bytes;
+  const sourceView = backend.typedArrayFromHeap(source);
+  const targetView = backend.typedArrayFromHeap(target);
+  return (from: number, to: number, count: number) => {
+    if (count < shortRun) {
+      for (let j = 0; j < count; j++) targetView[to + j] = sourceView[from + j] as number;
+    } else {
+      heap.copyWithin(
+        (targetBase + to) * bytes,
+        (sourceBase + from) * bytes,
+        (sourceBase + from + count) * bytes,
+      );
+    }
+  };
 }
 
 /** Rows of x [R, ...] at int32 `indices` (any shape) → [...indices.shape, ...x.shape[1:]]. */
@@ -38,34 +72,27 @@ function gatherRows(x: TensorInfo, indices: TensorInfo, backend: WasmBackend): T
   const rows = x.shape[0] as number;
   const rowSize = x.shape.slice(1).reduce((a, b) => a * b, 1);
   const out = backend.makeOutput([...indices.shape, ...x.shape.slice(1)], x.dtype);
-  // Views only after makeOutput: an allocation may grow (and so move) the heap.
-  const source = backend.typedArrayFromHeap(x);
   const at = backend.typedArrayFromHeap(indices);
-  const target = backend.typedArrayFromHeap(out);
+  const copy = heapCopier(backend, x, out);
   for (let i = 0; i < at.length; i++) {
     const row = at[i] as number;
     if (!(row >= 0 && row < rows)) {
       throw new Error(`GatherV2: the index value ${row} is not in [0, ${rows - 1}]`);
     }
-    const from = row * rowSize;
-    const to = i * rowSize;
-    if (rowSize < 32) {
-      for (let j = 0; j < rowSize; j++) target[to + j] = source[from + j] as number;
-    } else {
-      target.set(source.subarray(from, from + rowSize), to);
-    }
+    copy(row * rowSize, i * rowSize, rowSize);
   }
   return out;
 }
 
-/** Copies x[begin : begin + size] (row-major, any rank ≥ 1) from `source` into `target`. */
+/** Copies x[begin : begin + size] (row-major, any rank ≥ 1) into `out`. */
 function copySlice(
-  source: ArrayLike<number>,
-  shape: readonly number[],
+  x: TensorInfo,
   begin: readonly number[],
   size: readonly number[],
-  target: { [index: number]: number; set(array: ArrayLike<number>, offset: number): void },
+  out: TensorInfo,
+  backend: WasmBackend,
 ): void {
+  const shape = x.shape;
   const rank = shape.length;
   const strides = new Array<number>(rank);
   strides[rank - 1] = 1;
@@ -77,14 +104,13 @@ function copySlice(
   let outer = 1;
   for (let d = 0; d < k; d++) outer *= size[d] as number;
   const index = new Array<number>(k).fill(0);
-  const view = source as Float32Array;
+  const copy = heapCopier(backend, x, out);
   let to = 0;
   for (let n = 0; n < outer; n++) {
     let from = (begin[k] as number) * (strides[k] as number);
     for (let d = 0; d < k; d++)
       from += ((begin[d] as number) + (index[d] as number)) * (strides[d] as number);
-    if (run < 32) for (let j = 0; j < run; j++) target[to + j] = view[from + j] as number;
-    else target.set(view.subarray(from, from + run), to);
+    copy(from, to, run);
     to += run;
     for (let d = k - 1; d >= 0; d--) {
       index[d] = (index[d] as number) + 1;
@@ -96,9 +122,28 @@ function copySlice(
 
 function sliceOf(x: TensorInfo, begin: number[], size: number[], backend: WasmBackend): TensorInfo {
   const out = backend.makeOutput(size, x.dtype);
-  if (size.every((extent) => extent > 0)) {
-    // Views only after makeOutput (see gatherRows).
-    copySlice(backend.typedArrayFromHeap(x), x.shape, begin, size, backend.typedArrayFromHeap(out));
+  if (size.every((extent) => extent > 0)) copySlice(x, begin, size, out, backend);
+  return out;
+}
+
+/** Inputs laid side by side along `axis`: per outer index, each input's contiguous block in turn. */
+function concatOf(inputs: readonly TensorInfo[], axis: number, backend: WasmBackend): TensorInfo {
+  const first = inputs[0] as TensorInfo;
+  const outShape = [...first.shape];
+  outShape[axis] = inputs.reduce((sum, input) => sum + (input.shape[axis] as number), 0);
+  const out = backend.makeOutput(outShape, first.dtype);
+  const nonEmpty = inputs.filter((input) => input.shape.every((extent) => extent > 0));
+  const outer = first.shape.slice(0, axis).reduce((a, b) => a * b, 1);
+  const inner = nonEmpty.map((input) => input.shape.slice(axis).reduce((a, b) => a * b, 1));
+  const rowLength = inner.reduce((a, b) => a + b, 0);
+  const copies = nonEmpty.map((input) => heapCopier(backend, input, out));
+  for (let b = 0; b < outer; b++) {
+    let to = b * rowLength;
+    for (let i = 0; i < nonEmpty.length; i++) {
+      const length = inner[i] as number;
+      (copies[i] as (from: number, to: number, count: number) => void)(b * length, to, length);
+      to += length;
+    }
   }
   return out;
 }
@@ -119,7 +164,8 @@ export function registerWasmMemoryKernels(): boolean {
   const cast = tf.getKernel('Cast', 'wasm');
   const slice = tf.getKernel('Slice', 'wasm');
   const splitV = tf.getKernel('SplitV', 'wasm');
-  if (!identity || !gather || !cast || !slice || !splitV || !isWasmBackend(tf.findBackend('wasm')))
+  const concat = tf.getKernel('Concat', 'wasm');
+  if (!identity || !gather || !cast || !slice || !splitV || !concat || !isWasmBackend(tf.findBackend('wasm')))
     return false;
   registered = true;
   tf.unregisterKernel('Identity', 'wasm');
@@ -195,6 +241,25 @@ export function registerWasmMemoryKernels(): boolean {
         begin[axis] = (begin[axis] as number) + extent;
         return part;
       });
+    },
+  });
+  tf.unregisterKernel('Concat', 'wasm');
+  tf.registerKernel({
+    kernelName: 'Concat',
+    backendName: 'wasm',
+    kernelFunc: (args) => {
+      const inputs = Object.values(args.inputs) as TensorInfo[];
+      const first = inputs[0];
+      if (!first || first.dtype === 'string' || first.shape.length === 0) return concat.kernelFunc(args);
+      const axis = tf.util.parseAxisParam(
+        (args.attrs as { axis: number | number[] }).axis,
+        first.shape,
+      )[0] as number;
+      tf.backend_util.assertParamsConsistent(
+        inputs.map((input) => input.shape),
+        axis,
+      );
+      return concatOf(inputs, axis, args.backend as WasmBackend);
     },
   });
   return true;
