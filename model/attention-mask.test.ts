@@ -1,4 +1,3 @@
-import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { attentionMaskBias, maskedScore } from './attention-mask.ts';
 import { useBackend } from '../test/support/model-fixtures.ts';
@@ -24,6 +23,5 @@ describe('attentionMaskBias', () => {
           );
         }
     expect(() => attentionMaskBias([[1, 1]], 3)).toThrow(/cannot cover/);
-    tf.disposeVariables();
   });
 });
