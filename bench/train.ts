@@ -14,7 +14,8 @@
 // keys S = T (full score matrix), L layers, P projection weights per layer, H heads of size hd, LoRA
 // rank r on projections with (in, out):
 //   layers, every position:      forward L·(2P + 4·S·H·hd + Σ 2r(in+out)), backward L·(2P + 8·S·H·hd + Σ 4r(in+out)),
-//   output head, trained tokens: forward 2·D·V, backward 4·D·V (the loss reads no other logprob),
+//   output head, trained tokens: forward 2·D·V, backward 2·D·V (dh = (onehot − softmax)·W; the loss
+//   reads no other logprob, and the logits need no second computation),
 // where a frozen A drops its own gradient: Σ 2r(in + 2·out) instead of Σ 4r(in+out).
 import { AdamW } from '../trainer/grpo/adamw.ts';
 import { clipDefaults } from '../trainer/grpo/loss-config.ts';
@@ -99,7 +100,7 @@ function rowFlops(
   const attention = 4 * positions * h * hd; // keys S = T
   const perToken =
     l * (2 * weights + attention + loraForward) + l * (2 * weights + 2 * attention + loraBackward);
-  return perToken * positions + 6 * d * v * trained;
+  return perToken * positions + 4 * d * v * trained;
 }
 
 function syntheticBatch(vocabSize: number, seed: number): TrainingSequence[] {
