@@ -6,7 +6,10 @@
 // ceiling, bench/matmul-ceiling.ts). Two steps per model: GRPO (CISPO, LoRA r 8 on all projections, A
 // and B trained, two micro-batches) and SFT as the demo's warm start runs it (cli/demo/demo-config.ts:
 // r 64, alpha 128, orthogonal A frozen so only B trains, one micro-batch). `--profile` adds each step's
-// top kernels by time (bench/kernel-profile.ts, tf.profile). Backend: --backend, else EDGERL_BACKEND,
+// top kernels by time (bench/kernel-profile.ts, tf.profile). Beside wall time, each row has the
+// process's CPU time per step and its share of the matmul's (both single-threaded on CPU backends,
+// so on a machine shared with other jobs they compare the work done rather than the wait for a
+// core). Backend: --backend, else EDGERL_BACKEND,
 // else the first available (bench/backend-flag.ts). Reports, does not assert.
 //
 // FLOPs are counted analytically as in bench/model.ts (2 per multiply-add, matmuls only; elementwise
@@ -154,19 +157,23 @@ for (const entry of benchModels(backend, flagValue('models'))) {
     await run(0); // warm-up
     const minMs = minMsFlag !== undefined ? Number(minMsFlag) : preset === 'tiny' ? 4000 : 8000;
     // The shared machine's load drifts: the ceiling this step is compared with is re-timed beside it.
-    const matmulGflops = (await matmulRate(ceiling.n, 1000)).gflops;
+    const local = await matmulRate(ceiling.n, 1000);
     let steps = 0;
     const start = performance.now();
+    const cpuStart = process.cpuUsage();
     do {
       await run(steps + 1);
       steps += 1;
     } while (performance.now() - start < minMs);
     const seconds = (performance.now() - start) / 1000 / steps;
+    const cpuUsed = process.cpuUsage(cpuStart);
+    const cpuSeconds = (cpuUsed.user + cpuUsed.system) / 1e6 / steps;
     const processed = sequencesPerStep * positions;
     const trained = sequencesPerStep * trainedPerSequence;
     // Every position runs through the layers forward and backward; the head only on trained ones.
     const flops = sequencesPerStep * rowFlops(config, step.rank, step.trainA, positions, trainedPerSequence);
     const gflops = flops / seconds / 1e9;
+    const cpuGflops = flops / cpuSeconds / 1e9;
     rows.push([
       preset,
       step.name,
@@ -176,8 +183,10 @@ for (const entry of benchModels(backend, flagValue('models'))) {
       (processed / seconds).toFixed(0),
       (trained / seconds).toFixed(0),
       gflops.toFixed(2),
-      matmulGflops.toFixed(1),
-      `${((100 * gflops) / matmulGflops).toFixed(1)} %`,
+      local.gflops.toFixed(1),
+      `${((100 * gflops) / local.gflops).toFixed(1)} %`,
+      (cpuSeconds * 1000).toFixed(0),
+      `${((100 * cpuGflops) / local.cpuGflops).toFixed(1)} %`,
     ]);
     if (profile) {
       const measured = await profileKernels(() => run(steps + 1));
@@ -198,7 +207,10 @@ const header = [
   'tokens/s',
   'trained tok/s',
   'GFLOP/s',
+  'matmul GFLOP/s',
   'of matmul',
+  'CPU ms/step',
+  'of matmul (CPU time)',
 ];
 const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
 const line = (cells: string[]) => cells.map((c, i) => c.padStart(widths[i] as number)).join('  ');
@@ -207,5 +219,9 @@ for (const row of rows) console.log(line(row));
 console.log(
   `One optimiser step = ${sequencesPerStep} sequences of ${positions} tokens (last ${trainedPerSequence} trained); ` +
     'grpo: CISPO in micro-batches of 4 sequences; sft: one micro-batch; LoRA on all 7 projections; matmul FLOPs the step needs.',
+);
+console.log(
+  'matmul GFLOP/s: the 1024² product re-timed beside each step. CPU time is this process’s (user + system): on a ' +
+    'loaded machine its ratio to the matmul’s CPU time is the steadier figure (a GPU backend’s work is not in it).',
 );
 for (const text of profiles) console.log(text);
