@@ -10,7 +10,7 @@ import type { DecoderWeights, GroupWeights } from './decoder-weights.ts';
 import type { ModelConfig } from './hf-config.ts';
 import type { KvCache, KvPair } from './kv-cache.ts';
 import type { LoraAdapter } from './lora.ts';
-import { ropeTables } from './rope.ts';
+import { ropeTables, scaledRopeTables } from './rope.ts';
 
 /** An adapter applied to some rows: `rowScale` [N, 1] holds 1 for the tokens of rows that use it,
  * 0 for the others; null applies it to every row. */
@@ -127,7 +127,7 @@ export function decoderForward(
   let x = tf.gather(weights.embed, tf.reshape(pass.ids, [b * t])) as tf.Tensor2D; // [N, D]
   // Built once for all layers; the queries' tables carry attention's 1/√hd.
   const rope = ropeTables(pass.positions, decoder.inverseFrequencies); // [B, T, 1, hd] tables
-  const queryRope = ropeTables(pass.positions, decoder.inverseFrequencies, 1 / Math.sqrt(config.headDim));
+  const queryRope = scaledRopeTables(rope, 1 / Math.sqrt(config.headDim));
   const present: KvPair[] = [];
   weights.layers.forEach((layer, index) => {
     const { qkv, o, gateUp, down } = layer.groups;

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ModelConfig } from './hf-config.ts';
-import { applyRope, ropeInverseFrequencies, ropeTables } from './rope.ts';
+import { applyRope, ropeInverseFrequencies, ropeTables, scaledRopeTables } from './rope.ts';
 import { useBackend } from '../test/support/model-fixtures.ts';
 
 const base = { headDim: 8, ropeTheta: 10000, ropeScaling: null } as unknown as ModelConfig;
@@ -52,7 +52,7 @@ describe('rotary embeddings', () => {
     ];
     const data = Array.from({ length: 2 * 3 * 2 * 4 }, (_, i) => Math.sin(i * 1.3) + 0.1 * i);
     const x = tf.tensor4d(data, [2, 3, 2, 4]);
-    const tables = ropeTables(tf.tensor2d(positions, [2, 3], 'int32'), frequencies, 0.5);
+    const tables = scaledRopeTables(ropeTables(tf.tensor2d(positions, [2, 3], 'int32'), frequencies), 0.5);
     const out = await applyRope(x, tables).data();
     for (let b = 0; b < 2; b++)
       for (let t = 0; t < 3; t++)

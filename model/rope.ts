@@ -52,11 +52,8 @@ function rotateHalfMatrix(headDim: number): tf.Tensor2D {
   return tf.tensor2d(r, [headDim, headDim]);
 }
 
-/**
- * cos and sin tables for the given positions, each times `scale` (attention's 1/√hd can ride on
- * the query's tables instead of costing a multiply per layer).
- */
-export function ropeTables(positions: tf.Tensor2D, inverseFrequencies: Float32Array, scale = 1): RopeTables {
+/** cos and sin tables for the given positions. */
+export function ropeTables(positions: tf.Tensor2D, inverseFrequencies: Float32Array): RopeTables {
   return tf.tidy(() => {
     const [b, t] = positions.shape;
     const half = inverseFrequencies.length;
@@ -65,13 +62,22 @@ export function ropeTables(positions: tf.Tensor2D, inverseFrequencies: Float32Ar
       tf.tensor1d(inverseFrequencies).reshape([1, 1, half]), // [1, 1, hd/2]
     ); // [B, T, hd/2]
     const full = tf.concat([angles, angles], -1).reshape([b, t, 1, 2 * half]); // [B, T, 1, hd]
-    const scaled = (x: tf.Tensor) => (scale === 1 ? x : tf.mul(x, scale));
     return {
-      cos: scaled(tf.cos(full)) as tf.Tensor4D,
-      sin: scaled(tf.sin(full)) as tf.Tensor4D,
+      cos: tf.cos(full) as tf.Tensor4D,
+      sin: tf.sin(full) as tf.Tensor4D,
       rotation: rotateHalfMatrix(2 * half),
     };
   });
+}
+
+/** The same tables times `scale`: RoPE is linear, so attention's 1/√hd can ride on the queries' tables
+ *  instead of costing a multiply per layer. */
+export function scaledRopeTables(tables: RopeTables, scale: number): RopeTables {
+  return {
+    cos: tf.mul(tables.cos, scale) as tf.Tensor4D,
+    sin: tf.mul(tables.sin, scale) as tf.Tensor4D,
+    rotation: tables.rotation,
+  };
 }
 
 /**
