@@ -11,14 +11,16 @@
 // pass, which computes the whole T×T score matrix and masks it; the cached length when decoding),
 // H heads of size hd, LoRA rank r on every projection:
 //   forward  = L·(2P + 4·S·H·hd + Σ_proj 2r(in+out)) + 2·D·V
-//   backward = L·(2P + 8·S·H·hd + Σ_proj 4r(in+out)) + 4·D·V
+//   backward = L·(2P + 8·S·H·hd + Σ_proj 4r(in+out)) + 2·D·V (+ 2·D·V when the logits span chunks)
 // Backward needs no weight gradients for the frozen base (only dX = dY·Wᵀ, 2P), but attention
 // needs gradients for both operands of both products (2× its forward), LoRA for activations and
-// for A and B (2×), and the logprob head recomputes the logits before multiplying back (2·2DV).
+// for A and B (2×), and the logprob head multiplies the softmax back (2DV), first recomputing the
+// logits (another 2DV) when they did not fit one chunk (model/token-logprobs.ts).
 import * as tf from '@tensorflow/tfjs';
 import { DecodeBatch } from '../model/decode-batch.ts';
 import { type ModelConfig, projections } from '../model/hf-config.ts';
 import { PolicyModel } from '../model/policy-model.ts';
+import { chunkRows } from '../model/token-logprobs.ts';
 import { projectionShape } from '../model/weight-names.ts';
 import { flagValue, selectBenchBackend } from './backend-flag.ts';
 import { benchModels, benchWeights, describeBenchModel } from './bench-models.ts';
@@ -32,7 +34,7 @@ const decodeSteps = 32;
 const rank = 8;
 const seconds = (ms: number) => ms / 1000;
 
-function flopsPerToken(config: ModelConfig, keys: number): { forward: number; backward: number } {
+function flopsPerToken(config: ModelConfig, keys: number, rows = 1): { forward: number; backward: number } {
   const { hiddenSize: d, vocabSize: v, numHeads: h, headDim: hd, numLayers: l } = config;
   let projectionWeights = 0;
   let lora = 0;
@@ -44,7 +46,7 @@ function flopsPerToken(config: ModelConfig, keys: number): { forward: number; ba
   const attention = 4 * keys * h * hd;
   return {
     forward: l * (2 * projectionWeights + attention + lora) + 2 * d * v,
-    backward: l * (2 * projectionWeights + 2 * attention + 2 * lora) + 4 * d * v,
+    backward: l * (2 * projectionWeights + 2 * attention + 2 * lora) + (rows > chunkRows(v) ? 4 : 2) * d * v,
   };
 }
 
@@ -106,7 +108,7 @@ for (const entry of models) {
     'int32',
   );
   const tokens = batch * (positions - 1); // logprobs are of positions 1..T−1
-  const flops = flopsPerToken(config, positions);
+  const flops = flopsPerToken(config, positions, tokens);
   const forwardMs = await timeTensorOp(() => model.forwardLogprobs(ids, { adapter: 'bench' }), 3000);
   addRow(entry.name, 'forward', `${batch}×${positions}`, forwardMs, tokens, flops.forward * tokens);
   const trainMs = await timeTensorOp(() => {

@@ -13,15 +13,17 @@ export function attentionMaskBias(keyValid: readonly ArrayLike<number>[], queryL
   const past = s - queryLength;
   if (past < 0) throw new RangeError(`attention mask: ${s} keys cannot cover ${queryLength} new positions`);
   const bias = new Float32Array(b * queryLength * s);
+  const padding = new Float32Array(s); // one row's padding keys, masked
   for (let row = 0; row < b; row++) {
     const valid = keyValid[row] as ArrayLike<number>;
     if (valid.length !== s)
       throw new RangeError(`attention mask: row ${row} has ${valid.length} keys, row 0 has ${s}`);
+    for (let key = 0; key < s; key++) padding[key] = valid[key] === 0 ? maskedScore : 0;
+    // Each query's row: the padding pattern, then every key after P + t masked (causal).
     for (let t = 0; t < queryLength; t++) {
       const base = (row * queryLength + t) * s;
-      for (let key = 0; key < s; key++) {
-        if (key > past + t || valid[key] === 0) bias[base + key] = maskedScore;
-      }
+      bias.set(padding, base);
+      bias.fill(maskedScore, base + past + t + 1, base + s);
     }
   }
   return tf.tensor(bias, [b, 1, 1, queryLength, s]);

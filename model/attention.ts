@@ -8,7 +8,7 @@
 import * as tf from '@tensorflow/tfjs';
 import type { KvPair } from './kv-cache.ts';
 import { appendKv } from './kv-cache.ts';
-import { applyRope } from './rope.ts';
+import { applyRope, type RopeTables } from './rope.ts';
 
 export interface AttentionInput {
   readonly q: tf.Tensor2D; // [N, H·hd] (projected, biased)
@@ -18,30 +18,45 @@ export interface AttentionInput {
   readonly numHeads: number;
   readonly numKvHeads: number;
   readonly headDim: number;
-  readonly cos: tf.Tensor4D; // [B, 1, T, hd]
-  readonly sin: tf.Tensor4D; // [B, 1, T, hd]
+  /** The keys' rotary tables, and the queries' (the same, times 1/√hd). */
+  readonly rope: RopeTables;
+  readonly queryRope: RopeTables;
   readonly maskBias: tf.Tensor; // [B, 1, 1, T, S]
   readonly past?: KvPair;
+  /** Return this call's keys and values with the past ones (for the cache); else `present` is null. */
+  readonly keepKv?: boolean;
 }
 
-/** Returns the attention output [N, H·hd] (before o_proj) and the keys/values including this call's. */
-export function attention(input: AttentionInput): { output: tf.Tensor2D; present: KvPair } {
+/** Returns the attention output [N, H·hd] (before o_proj) and, if asked, the keys/values including this call's. */
+export function attention(input: AttentionInput): { output: tf.Tensor2D; present: KvPair | null } {
   const { batch: b, numHeads: h, numKvHeads: kv, headDim: hd } = input;
   const g = h / kv;
   const t = input.q.shape[0] / b;
-  const heads = (x: tf.Tensor2D, n: number) =>
-    tf.transpose(tf.reshape(x, [b, t, n, hd]), [0, 2, 1, 3]) as tf.Tensor4D; // [B, n, T, hd]
-  const q = applyRope(heads(input.q, h), input.cos, input.sin); // [B, H, T, hd]
-  const kNew = applyRope(heads(input.k, kv), input.cos, input.sin); // [B, K, T, hd]
-  const vNew = heads(input.v, kv); // [B, K, T, hd]
-  const present = appendKv(input.past, kNew, vNew); // k, v: [B, K, S, hd]
-  const s = present.k.shape[2];
+  // RoPE on the projection's own layout [B, T, heads, hd]; one transpose per operand afterwards.
+  const q = applyRope(tf.reshape(input.q, [b, t, h, hd]) as tf.Tensor4D, input.queryRope); // scaled by 1/√hd
+  const k = applyRope(tf.reshape(input.k, [b, t, kv, hd]) as tf.Tensor4D, input.rope); // [B, T, K, hd]
+  const v = tf.reshape(input.v, [b, t, kv, hd]); // [B, T, K, hd]
+  let keysT: tf.Tensor; // [B, K, hd, S]
+  let values: tf.Tensor; // [B, K, S, hd]
+  let present: KvPair | null = null;
+  if (input.past || input.keepKv) {
+    present = appendKv(
+      input.past,
+      tf.transpose(k, [0, 2, 1, 3]) as tf.Tensor4D,
+      tf.transpose(v, [0, 2, 1, 3]) as tf.Tensor4D,
+    ); // k, v: [B, K, S, hd]
+    keysT = tf.transpose(present.k, [0, 1, 3, 2]);
+    values = present.v;
+  } else {
+    keysT = tf.transpose(k, [0, 2, 3, 1]); // straight to [B, K, hd, T]
+    values = tf.transpose(v, [0, 2, 1, 3]);
+  }
+  const s = keysT.shape[3] as number;
   // Query head j·G + i uses key/value head j (transformers' repeat_kv), so H splits as [K, G].
-  const grouped = tf.reshape(tf.mul(q, 1 / Math.sqrt(hd)), [b, kv, g * t, hd]); // [B, K, G·T, hd]
-  const keysT = tf.transpose(present.k, [0, 1, 3, 2]); // [B, K, hd, S]
+  const grouped = tf.reshape(tf.transpose(q, [0, 2, 1, 3]), [b, kv, g * t, hd]); // [B, K, G·T, hd]
   const scores = tf.reshape(tf.matMul(grouped, keysT), [b, kv, g, t, s]); // [B, K, G, T, S]
   const probs = tf.softmax(tf.add(scores, input.maskBias)); // [B, K, G, T, S]
-  const mixed = tf.matMul(tf.reshape(probs, [b, kv, g * t, s]), present.v); // [B, K, G·T, hd]
+  const mixed = tf.matMul(tf.reshape(probs, [b, kv, g * t, s]), values); // [B, K, G·T, hd]
   const perHead = tf.reshape(mixed, [b, h, t, hd]); // [B, H, T, hd]
   const output = tf.reshape(tf.transpose(perHead, [0, 2, 1, 3]), [b * t, h * hd]) as tf.Tensor2D; // [N, H·hd]
   return { output, present };

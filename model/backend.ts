@@ -6,6 +6,8 @@
 // A software WebGPU adapter (lavapipe, SwiftShader) is used only when asked for as `webgpu:software`.
 import * as tf from '@tensorflow/tfjs';
 import { registerTransposeFreeMatMulGradient } from './matmul-gradient.ts';
+import { registerWasmBatchMatMul } from './wasm-batch-matmul.ts';
+import { registerWasmMemoryKernels } from './wasm-memory-kernels.ts';
 import { activateWebgpu } from './webgpu-backend.ts';
 import { errorMessage } from '../protocol/error-message.ts';
 
@@ -57,6 +59,10 @@ export const backendChoices = {
       if (failure) return { ok: false, reason: failure };
       // Transposed matmuls are 14–67× slower on wasm (feasibility §10.3).
       registerTransposeFreeMatMulGradient();
+      // Batched products (attention) through XNNPACK per batch entry instead of a scalar loop.
+      registerWasmBatchMatMul();
+      // Identity without a copy, row gathers without the generic strided loop.
+      registerWasmMemoryKernels();
       return { ok: true, device: 'CPU (WebAssembly, one thread)', hardwareGpu: false };
     },
   },

@@ -1,22 +1,38 @@
 // The base model's weights as TensorFlow.js tensors, laid out for the forward pass: every Linear
 // weight transposed once at load ([out, in] → [in, out]) so no matmul needs transposeB (slow on wasm,
-// feasibility §10.3). Plain tensors, not variables: the base model is frozen.
+// feasibility §10.3), and the projections that read the same input stored side by side (q|k|v,
+// gate|up) so each group is one matmul, one bias add and, in the backward pass, one product for
+// the input's gradient. Plain tensors, not variables: the base model is frozen.
 import * as tf from '@tensorflow/tfjs';
 import type { ModelConfig, Projection } from './hf-config.ts';
-import { projections } from './hf-config.ts';
 import type { HostTensor } from './safetensors.ts';
-import { layerPrefix, projectionModule } from './weight-names.ts';
+import { tidy } from './tidy.ts';
+import { layerPrefix, projectionModule, projectionShape } from './weight-names.ts';
 
-export interface LinearWeights {
-  /** Wᵀ [in, out]. */
+/** Projections that share an input, in the order their outputs sit in the group's product. */
+export const projectionGroups = {
+  qkv: ['q_proj', 'k_proj', 'v_proj'],
+  o: ['o_proj'],
+  gateUp: ['gate_proj', 'up_proj'],
+  down: ['down_proj'],
+} as const satisfies Record<string, readonly Projection[]>;
+
+export type ProjectionGroupName = keyof typeof projectionGroups;
+
+export interface GroupWeights {
+  readonly members: readonly Projection[];
+  /** The members' Wᵀ side by side: [in, Σ out]. */
   readonly weightT: tf.Tensor2D;
+  /** The members' biases side by side (zeros for a member without one), or null if none has one. */
   readonly bias: tf.Tensor1D | null;
+  /** out of each member, in order. */
+  readonly sizes: readonly number[];
 }
 
 export interface LayerWeights {
   readonly inputNorm: tf.Tensor1D; // [D]
   readonly postAttentionNorm: tf.Tensor1D; // [D]
-  readonly projections: Readonly<Record<Projection, LinearWeights>>;
+  readonly groups: Readonly<Record<ProjectionGroupName, GroupWeights>>;
 }
 
 export interface DecoderWeights {
@@ -42,22 +58,34 @@ export function toDecoderWeights(config: ModelConfig, host: ReadonlyMap<string, 
     const { shape, data } = get(name);
     return tf.tensor2d(data, [shape[0] as number, shape[1] as number]);
   };
-  const transposed = (name: string) => tf.tidy(() => tf.transpose(matrix(name)) as tf.Tensor2D);
+  const group = (prefix: string, members: readonly Projection[]): GroupWeights =>
+    tidy(() => {
+      const names = members.map((projection) => `${prefix}.${projectionModule(projection)}.${projection}`);
+      const sizes = members.map((projection) => projectionShape(config, projection)[0]);
+      const weightTs = names.map((name) => tf.transpose(matrix(`${name}.weight`)));
+      const withBias = members.some((projection) => config.bias[projection]);
+      const biases = members.map((projection, index) =>
+        config.bias[projection] ? vector(`${names[index]}.bias`) : tf.zeros([sizes[index] as number]),
+      );
+      return {
+        members,
+        weightT: (weightTs.length === 1 ? weightTs[0] : tf.concat(weightTs, 1)) as tf.Tensor2D,
+        bias: withBias ? ((biases.length === 1 ? biases[0] : tf.concat(biases)) as tf.Tensor1D) : null,
+        sizes,
+      };
+    });
   const layers: LayerWeights[] = [];
   for (let layer = 0; layer < config.numLayers; layer++) {
     const prefix = layerPrefix(layer);
-    const linear = {} as Record<Projection, LinearWeights>;
-    for (const projection of projections) {
-      const base = `${prefix}.${projectionModule(projection)}.${projection}`;
-      linear[projection] = {
-        weightT: transposed(`${base}.weight`),
-        bias: config.bias[projection] ? vector(`${base}.bias`) : null,
-      };
-    }
     layers.push({
       inputNorm: vector(`${prefix}.input_layernorm.weight`),
       postAttentionNorm: vector(`${prefix}.post_attention_layernorm.weight`),
-      projections: linear,
+      groups: {
+        qkv: group(prefix, projectionGroups.qkv),
+        o: group(prefix, projectionGroups.o),
+        gateUp: group(prefix, projectionGroups.gateUp),
+        down: group(prefix, projectionGroups.down),
+      },
     });
   }
   const embed = matrix('model.embed_tokens.weight');
@@ -77,8 +105,7 @@ export function decoderTensors(weights: DecoderWeights): tf.Tensor[] {
   if (weights.lmHead !== weights.embed) all.push(weights.lmHead);
   for (const layer of weights.layers) {
     all.push(layer.inputNorm, layer.postAttentionNorm);
-    for (const projection of projections) {
-      const { weightT, bias } = layer.projections[projection];
+    for (const { weightT, bias } of Object.values(layer.groups)) {
       all.push(weightT);
       if (bias) all.push(bias);
     }

@@ -117,6 +117,16 @@ for (const backend of ['wasm', 'cpu'] as const) {
         const lse = max + Math.log(slice.reduce((s, v) => s + Math.exp(v - max), 0));
         expect(rows?.[1]?.[3]).toBeCloseTo((slice[ids[1]?.[4] as number] as number) - lse, 4);
       });
+
+      it('with a target mask, gives the same logprobs where it is set and 0 elsewhere', async () => {
+        const ids = reference.ids;
+        const all = await model.forwardLogprobs(ids, { adapter: 'fixture' }).array();
+        const targetMask = ids.map((row, r) => row.slice(1).map((_, t) => ((r + t) % 3 === 0 ? 1 : 0)));
+        const some = await model.forwardLogprobs(ids, { adapter: 'fixture', targetMask }).array();
+        const want = all.map((row, r) => row.map((v, t) => (targetMask[r]?.[t] ? v : 0)));
+        expect(maxAbsDiff(some.flat(), want.flat())).toBeLessThan(1e-5);
+        expect(() => model.forwardLogprobs(ids, { targetMask: [[1]] })).toThrow(/targetMask must be 2 rows/);
+      });
     });
   }
 }

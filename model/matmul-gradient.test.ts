@@ -82,4 +82,16 @@ describe('BatchMatMul gradient without transposed matmuls (wasm)', () => {
     expect(maxAbsDiff(await (da as tf.Tensor).data(), daWant)).toBeLessThan(1e-4);
     expect(maxAbsDiff(await (db as tf.Tensor).data(), dbWant)).toBeLessThan(1e-4);
   });
+
+  it('gives dL/dB when A is much larger than dC (the product taken transposed)', async () => {
+    // LoRA's dA = xᵀ·du shape: A [64, 40] against dC [64, 2]; dL/dB = Aᵀ·W for L = Σ W ⊙ A·B.
+    const a = random(64, 40, 8);
+    const b = random(40, 2, 9);
+    const w = random(64, 2, 10);
+    const [, db] = tf.grads((x: tf.Tensor, y: tf.Tensor) => tf.sum(tf.mul(tf.matMul(x, y), tf.tensor2d(w))))([
+      tf.tensor2d(a),
+      tf.tensor2d(b),
+    ]);
+    expect(maxAbsDiff(await (db as tf.Tensor).data(), product(transpose(a), w).flat())).toBeLessThan(1e-4);
+  });
 });

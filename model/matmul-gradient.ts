@@ -15,6 +15,19 @@ function t(x: tf.Tensor): tf.Tensor {
   return tf.transpose(x, perm);
 }
 
+/**
+ * Aᵀ·G, or the same as (Gᵀ·A)ᵀ when A is much the larger: that transposes G and the small result
+ * instead of A, and XNNPACK packs A once as the product's right operand. The case is LoRA's dA = xᵀ·du
+ * with x [N, in] against du [N, r]: 0.50 → 0.15 ms at N 512, in 256, r 8 (process CPU time, wasm).
+ * The factor 8 keeps the plain form where the two are close (measured slower transposed there).
+ */
+function transposedProduct(a: tf.Tensor, g: tf.Tensor): tf.Tensor {
+  const rank = a.rank;
+  const entries = a.shape.slice(0, -2).reduce((x, y) => x * y, 1);
+  const resultSize = entries * (a.shape[rank - 1] as number) * (g.shape[g.rank - 1] as number);
+  return a.size > 8 * (g.size + resultSize) ? t(tf.matMul(t(g), a)) : tf.matMul(t(a), g);
+}
+
 /** Registers the override once per process (tfjs prints a one-line warning when it does). */
 export function registerTransposeFreeMatMulGradient(): void {
   if (registered) return;
@@ -30,7 +43,8 @@ export function registerTransposeFreeMatMulGradient(): void {
       // C = A·Bᵀ:      dA = dC·B,      dB = dCᵀ·A
       // C = Aᵀ·B:      dA = B·dCᵀ,     dB = A·dC
       // C = Aᵀ·Bᵀ:     dA = Bᵀ·dCᵀ,    dB = dCᵀ·Aᵀ
-      if (!transposeA && !transposeB) return { a: () => tf.matMul(g, t(b)), b: () => tf.matMul(t(a), g) };
+      if (!transposeA && !transposeB)
+        return { a: () => tf.matMul(g, t(b)), b: () => transposedProduct(a, g) };
       if (!transposeA && transposeB) return { a: () => tf.matMul(g, b), b: () => tf.matMul(t(g), a) };
       if (transposeA && !transposeB) return { a: () => tf.matMul(b, t(g)), b: () => tf.matMul(a, g) };
       return { a: () => tf.matMul(t(b), t(g)), b: () => tf.matMul(t(g), t(a)) };

@@ -45,9 +45,29 @@ export interface ForwardOptions {
   readonly training?: boolean;
 }
 
+export interface LogprobOptions extends ForwardOptions {
+  /**
+   * B rows of T − 1 flags: 1 where the logprob is wanted (the tokens a loss trains on). The others
+   * come back 0, and the output projection never runs for them. Default: every position.
+   */
+  readonly targetMask?: readonly ArrayLike<number>[];
+}
+
 export class AdapterError extends Error {
   override readonly name = 'AdapterError';
   readonly code = 'invalid-adapter';
+}
+
+/** Flat indices b·(T − 1) + t of the set flags of a [B, T − 1] target mask. */
+function chosenRows(mask: readonly ArrayLike<number>[], b: number, targets: number): Int32Array {
+  if (mask.length !== b || mask.some((row) => row.length !== targets)) {
+    throw new RangeError(`targetMask must be ${b} rows of ${targets} flags`);
+  }
+  const rows: number[] = [];
+  mask.forEach((row, r) => {
+    for (let at = 0; at < targets; at++) if (row[at] !== 0) rows.push(r * targets + at);
+  });
+  return Int32Array.from(rows);
 }
 
 /** Loads config.json and the safetensors weights of a Hugging Face model directory. */
@@ -185,7 +205,7 @@ export class PolicyModel {
    * inside tf.variableGrads(f, model.trainableVariables(name)); gradients reach only the adapter.
    * Entries whose target is padding are meaningless: mask them in the loss.
    */
-  forwardLogprobs(ids: TokenRows, options: ForwardOptions = {}): tf.Tensor2D {
+  forwardLogprobs(ids: TokenRows, options: LogprobOptions = {}): tf.Tensor2D {
     return tidy(() => {
       const input = this.toIdTensor(ids);
       const [b, t] = input.shape;
@@ -195,7 +215,8 @@ export class PolicyModel {
       const context = tf.reshape(tf.slice(hidden, [0, 0, 0], [b, t - 1, d]), [b * (t - 1), d]) as tf.Tensor2D; // [B·(T−1), D]
       const targets = tf.reshape(tf.slice(input, [0, 1], [b, t - 1]), [b * (t - 1)]) as tf.Tensor1D; // [B·(T−1)]
       const { lmHead, lmHeadT } = this.decoder.weights;
-      return tf.reshape(headLogprobs(context, lmHead, lmHeadT, targets), [b, t - 1]) as tf.Tensor2D;
+      const rows = options.targetMask ? chosenRows(options.targetMask, b, t - 1) : undefined;
+      return tf.reshape(headLogprobs(context, lmHead, lmHeadT, targets, { rows }), [b, t - 1]) as tf.Tensor2D;
     });
   }
 

@@ -33,11 +33,27 @@ export function ropeInverseFrequencies(config: ModelConfig): Float32Array {
   }
 }
 
-/** cos and sin tables for the given positions: each [B, 1, T, hd], broadcast over heads. */
-export function ropeTables(
-  positions: tf.Tensor2D,
-  inverseFrequencies: Float32Array,
-): { cos: tf.Tensor4D; sin: tf.Tensor4D } {
+/** What applyRope needs for one forward pass: built once, shared by every layer. */
+export interface RopeTables {
+  readonly cos: tf.Tensor4D; // [B, T, 1, hd], broadcast over heads
+  readonly sin: tf.Tensor4D; // [B, T, 1, hd]
+  /** rotate_half as a matrix: x·R = [−x2, x1] on a row x = [x1, x2] of length hd. */
+  readonly rotation: tf.Tensor2D; // [hd, hd]
+}
+
+/** R with (x·R)_j = −x_{j+hd/2} for j < hd/2 and x_{j−hd/2} above: one ±1 per column. */
+function rotateHalfMatrix(headDim: number): tf.Tensor2D {
+  const half = headDim / 2;
+  const r = new Float32Array(headDim * headDim);
+  for (let j = 0; j < half; j++) {
+    r[(j + half) * headDim + j] = -1;
+    r[j * headDim + j + half] = 1;
+  }
+  return tf.tensor2d(r, [headDim, headDim]);
+}
+
+/** cos and sin tables for the given positions. */
+export function ropeTables(positions: tf.Tensor2D, inverseFrequencies: Float32Array): RopeTables {
   return tf.tidy(() => {
     const [b, t] = positions.shape;
     const half = inverseFrequencies.length;
@@ -45,16 +61,35 @@ export function ropeTables(
       tf.reshape(tf.cast(positions, 'float32'), [b, t, 1]), // [B, T, 1]
       tf.tensor1d(inverseFrequencies).reshape([1, 1, half]), // [1, 1, hd/2]
     ); // [B, T, hd/2]
-    const full = tf.concat([angles, angles], -1).reshape([b, 1, t, 2 * half]); // [B, 1, T, hd]
-    return { cos: tf.cos(full) as tf.Tensor4D, sin: tf.sin(full) as tf.Tensor4D };
+    const full = tf.concat([angles, angles], -1).reshape([b, t, 1, 2 * half]); // [B, T, 1, hd]
+    return {
+      cos: tf.cos(full) as tf.Tensor4D,
+      sin: tf.sin(full) as tf.Tensor4D,
+      rotation: rotateHalfMatrix(2 * half),
+    };
   });
 }
 
-/** x·cos + rotate_half(x)·sin, where rotate_half([x1, x2]) = [−x2, x1] on the last axis. x: [B, heads, T, hd]. */
-export function applyRope(x: tf.Tensor4D, cos: tf.Tensor4D, sin: tf.Tensor4D): tf.Tensor4D {
+/** The same tables times `scale`: RoPE is linear, so attention's 1/√hd can ride on the queries' tables
+ *  instead of costing a multiply per layer. */
+export function scaledRopeTables(tables: RopeTables, scale: number): RopeTables {
+  return {
+    cos: tf.mul(tables.cos, scale) as tf.Tensor4D,
+    sin: tf.mul(tables.sin, scale) as tf.Tensor4D,
+    rotation: tables.rotation,
+  };
+}
+
+/**
+ * x·cos + rotate_half(x)·sin, where rotate_half([x1, x2]) = [−x2, x1] on the last axis, for x
+ * [B, T, heads, hd]. rotate_half is a product with a fixed ±1 matrix rather than a split and a
+ * concat: on wasm those two copies cost more than the small matmul, and R is exact (one ±1 term per
+ * output).
+ */
+export function applyRope(x: tf.Tensor4D, tables: RopeTables): tf.Tensor4D {
   return tf.tidy(() => {
-    const [x1, x2] = tf.split(x, 2, -1) as [tf.Tensor4D, tf.Tensor4D]; // 2 × [B, heads, T, hd/2]
-    const rotated = tf.concat([tf.neg(x2), x1], -1); // [B, heads, T, hd]
-    return tf.add(tf.mul(x, cos), tf.mul(rotated, sin)) as tf.Tensor4D;
+    const hd = x.shape[3];
+    const rotated = tf.reshape(tf.matMul(tf.reshape(x, [-1, hd]), tables.rotation), x.shape); // [B, T, heads, hd]
+    return tf.add(tf.mul(x, tables.cos), tf.mul(rotated, tables.sin)) as tf.Tensor4D;
   });
 }

@@ -1,6 +1,9 @@
 // AdamW over an explicit list of tf.Variables, with state that can be saved and restored (resume
 // without losing the moments, which ART does not save by default: OpenPipe/ART #72). tfjs's
 // tf.train.adam has no decoupled weight decay, hence this file. Learning-rate schedules are the caller's.
+// The update runs once over all variables laid end to end (one flat m and v), not per variable: an
+// adapter has 2 tensors per adapted projection per layer, and a dozen small kernels for each of them
+// was 15 % of a tiny model's step in kernel dispatch alone (`npm run bench:train -- --profile`).
 //
 // Update (Loshchilov & Hutter, "Decoupled Weight Decay Regularization", arXiv:1711.05101, Alg. 2;
 // same order as torch.optim.AdamW: decay first, then the Adam step), at step t = 1, 2, …:
@@ -33,17 +36,21 @@ export class AdamW {
   readonly variables: readonly tf.Variable[];
   readonly options: AdamWOptions;
   #step = 0;
-  readonly #m: tf.Variable[];
-  readonly #v: tf.Variable[];
+  /** Every variable's moments end to end, in the variables' order: [Σ sizes]. */
+  readonly #m: tf.Variable;
+  readonly #v: tf.Variable;
+  readonly #sizes: number[];
 
   constructor(variables: readonly tf.Variable[], options: AdamWOptions) {
     checkOptions(options);
     if (variables.length === 0) throw new RangeError('AdamW: no variables to optimise');
     this.variables = [...variables];
     this.options = options;
+    this.#sizes = this.variables.map((variable) => variable.size);
+    const total = this.#sizes.reduce((sum, size) => sum + size, 0);
     // Inside tidy so the zero tensors the variables start from are freed (the variables keep the data).
-    this.#m = tf.tidy(() => this.variables.map((variable) => tf.variable(tf.zerosLike(variable), false)));
-    this.#v = tf.tidy(() => this.variables.map((variable) => tf.variable(tf.zerosLike(variable), false)));
+    this.#m = tf.tidy(() => tf.variable(tf.zeros([total]), false));
+    this.#v = tf.tidy(() => tf.variable(tf.zeros([total]), false));
   }
 
   get step(): number {
@@ -70,16 +77,23 @@ export class AdamW {
     const correction1 = 1 - beta1 ** t;
     const correction2 = 1 - beta2 ** t;
     tf.tidy(() => {
-      grads.forEach((grad, index) => {
+      const flat = (tensors: readonly tf.Tensor[]) =>
+        tensors.length === 1
+          ? tf.reshape(tensors[0] as tf.Tensor, [-1])
+          : tf.concat(tensors.map((tensor) => tf.reshape(tensor, [-1])));
+      const g = flat(grads); // [Σ sizes]
+      const m = tf.add(tf.mul(this.#m, beta1), tf.mul(g, 1 - beta1));
+      const v = tf.add(tf.mul(this.#v, beta2), tf.mul(tf.square(g), 1 - beta2));
+      this.#m.assign(m);
+      this.#v.assign(v);
+      const denominator = tf.add(tf.sqrt(tf.div(v, correction2)), eps);
+      const update = tf.div(tf.div(m, correction1), denominator);
+      const decayed = tf.mul(flat(this.variables), 1 - learningRate * weightDecay);
+      const next = tf.sub(decayed, tf.mul(update, learningRate));
+      const parts = this.variables.length === 1 ? [next] : tf.split(next, this.#sizes);
+      parts.forEach((part, index) => {
         const variable = this.variables[index] as tf.Variable;
-        const m = this.#m[index] as tf.Variable;
-        const v = this.#v[index] as tf.Variable;
-        m.assign(tf.add(tf.mul(m, beta1), tf.mul(grad, 1 - beta1)));
-        v.assign(tf.add(tf.mul(v, beta2), tf.mul(tf.square(grad), 1 - beta2)));
-        const denominator = tf.add(tf.sqrt(tf.div(v, correction2)), eps);
-        const update = tf.div(tf.div(m, correction1), denominator);
-        const decayed = tf.mul(variable, 1 - learningRate * weightDecay);
-        variable.assign(tf.sub(decayed, tf.mul(update, learningRate)));
+        variable.assign(tf.reshape(part, variable.shape));
       });
     });
     this.#step = t;
@@ -87,14 +101,19 @@ export class AdamW {
 
   /** Copies the moments out (async: the WebGPU backend has no sync reads). */
   async getState(): Promise<AdamWState> {
-    const moments = await Promise.all(
-      this.variables.map(async (variable, index) => ({
+    const [m, v] = (await Promise.all([this.#m.data(), this.#v.data()])) as [Float32Array, Float32Array];
+    let offset = 0;
+    const moments = this.variables.map((variable, index) => {
+      const size = this.#sizes[index] as number;
+      const moment = {
         name: variable.name,
         shape: [...variable.shape],
-        m: Float32Array.from(await (this.#m[index] as tf.Variable).data()),
-        v: Float32Array.from(await (this.#v[index] as tf.Variable).data()),
-      })),
-    );
+        m: m.slice(offset, offset + size),
+        v: v.slice(offset, offset + size),
+      };
+      offset += size;
+      return moment;
+    });
     return { step: this.#step, moments };
   }
 
@@ -122,19 +141,25 @@ export class AdamW {
         );
       }
     });
-    state.moments.forEach((moment, index) => {
-      const shape = this.variables[index]?.shape as number[];
-      tf.tidy(() => {
-        (this.#m[index] as tf.Variable).assign(tf.tensor(moment.m, shape));
-        (this.#v[index] as tf.Variable).assign(tf.tensor(moment.v, shape));
-      });
+    const total = this.#sizes.reduce((sum, size) => sum + size, 0);
+    const m = new Float32Array(total);
+    const v = new Float32Array(total);
+    let offset = 0;
+    state.moments.forEach((moment) => {
+      m.set(moment.m, offset);
+      v.set(moment.v, offset);
+      offset += moment.m.length;
+    });
+    tf.tidy(() => {
+      this.#m.assign(tf.tensor1d(m));
+      this.#v.assign(tf.tensor1d(v));
     });
     this.#step = state.step;
   }
 
   /** Frees the moment variables (not the optimised variables). */
   dispose(): void {
-    tf.dispose([...this.#m, ...this.#v]);
+    tf.dispose([this.#m, this.#v]);
   }
 }
 

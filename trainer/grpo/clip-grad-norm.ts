@@ -15,8 +15,12 @@ export function clipGradNorm(grads: readonly tf.Tensor[], maxNorm: number): Clip
   if (!(maxNorm > 0)) throw new RangeError(`maxNorm must be > 0 (Infinity to disable), got ${maxNorm}`);
   if (grads.length === 0) throw new RangeError('clipGradNorm: no gradients');
   return tf.tidy(() => {
-    const squares = grads.map((grad) => tf.sum(tf.square(grad))); // each []
-    const norm = tf.sqrt(tf.addN(squares)) as tf.Scalar; // []
+    // All gradients end to end: one square and one sum, not two kernels per tensor.
+    const flat =
+      grads.length === 1
+        ? tf.reshape(grads[0] as tf.Tensor, [-1])
+        : tf.concat(grads.map((grad) => tf.reshape(grad, [-1])));
+    const norm = tf.sqrt(tf.sum(tf.square(flat))) as tf.Scalar; // []
     const coef = Number.isFinite(maxNorm)
       ? tf.minimum(tf.div(maxNorm, tf.add(norm, 1e-6)), 1) // []
       : tf.scalar(1);

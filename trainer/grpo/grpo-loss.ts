@@ -79,10 +79,12 @@ export function grpoLoss(
   });
 }
 
-/** Reads the sums back as numbers (async: the WebGPU backend has no sync reads) and disposes them. */
+/** Reads the sums back as numbers in one read (async: the WebGPU backend has no sync reads; one
+ *  read is one device round trip, not one per sum) and disposes them. */
 export async function readLossSums(sums: LossSumTensors): Promise<LossSums> {
   const entries = Object.entries(sums) as [keyof LossSumTensors, tf.Scalar][];
-  const values = await Promise.all(entries.map(async ([key, tensor]) => [key, (await tensor.data())[0]]));
-  tf.dispose(entries.map(([, tensor]) => tensor));
-  return Object.fromEntries(values) as LossSums;
+  const stacked = tf.stack(entries.map(([, tensor]) => tensor));
+  const values = await stacked.data();
+  tf.dispose([stacked, ...entries.map(([, tensor]) => tensor)]);
+  return Object.fromEntries(entries.map(([key], index) => [key, values[index] as number])) as LossSums;
 }

@@ -110,6 +110,8 @@ interface MicroBatchTensors {
   readonly ids: tf.Tensor2D; // [B, T] int32
   readonly attentionMask: number[][]; // B rows of T flags
   readonly mask: tf.Tensor2D; // [B, T−1] float32
+  /** The same mask on the host: the forward pass computes logprobs only where it is set. */
+  readonly targetMask: Float32Array[]; // B rows of T−1 flags
   readonly oldLogprobs: tf.Tensor2D; // [B, T−1], 0 where unknown
   readonly onPolicy: tf.Tensor2D; // [B, T−1] bool
   readonly advantages: tf.Tensor1D; // [B]
@@ -142,6 +144,7 @@ function microBatchTensors(sequences: readonly TrainingSequence[], padTokenId: n
     ids: tf.tensor2d(ids, [b, t], 'int32'),
     attentionMask,
     mask: tf.tensor2d(mask, [b, t - 1]),
+    targetMask: sequences.map((_, row) => mask.subarray(row * (t - 1), (row + 1) * (t - 1))),
     oldLogprobs: tf.tensor2d(old, [b, t - 1]),
     onPolicy: tf.tensor2d(onPolicy, [b, t - 1], 'bool'),
     advantages: tf.tensor1d(sequences.map((sequence) => sequence.advantage)),
@@ -230,7 +233,12 @@ export async function sequenceGradients(
     for (const [index, members] of plan.batches.entries()) {
       const chosen = members.map((member) => sequences[member] as TrainingSequence);
       const base = microBatchTensors(chosen, options.padTokenId);
-      const forward = { adapter: adapterName, attentionMask: base.attentionMask, training: true };
+      const forward = {
+        adapter: adapterName,
+        attentionMask: base.attentionMask,
+        targetMask: base.targetMask,
+        training: true,
+      };
       // The reference (adapter off) needs no gradient: computed outside the tape, only when beta > 0.
       const batch: MicroBatchTensors =
         beta > 0
@@ -239,6 +247,7 @@ export async function sequenceGradients(
               refLogprobs: model.forwardLogprobs(base.ids, {
                 adapter: null,
                 attentionMask: base.attentionMask,
+                targetMask: base.targetMask,
               }),
             }
           : base;
