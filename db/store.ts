@@ -12,7 +12,7 @@ export type { AbArmOutcomes, AbRewardSource, EndedOutcome } from './store/ab-arm
 export { abRewardSources } from './store/ab-arm-outcomes.ts';
 export { defaultMinSamples } from './store/create-experiment.ts';
 export { defaultLeaseSeconds } from './store/fields.ts';
-export type { AbExperimentView } from './store/get-ab-experiment.ts';
+export type { AbArm, AbExperimentView } from './store/get-ab-experiment.ts';
 export type { GroupWithTrajectories } from './store/get-group.ts';
 export type { IngestEpisodeInput, IngestTrajectoriesInput } from './store/ingest-episode.ts';
 export { ingestEpisodeSchema, maxIngestEpisodes, maxIngestTurns } from './store/ingest-episode.ts';
