@@ -41,6 +41,7 @@ export function layout(
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
 <title>${page.title} · edgerl console</title>
 <link rel="stylesheet" href="${links.asset('uplot.css')}">
 <link rel="stylesheet" href="${links.asset('console.css')}">

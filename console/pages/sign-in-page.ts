@@ -10,6 +10,7 @@ export function signInPage(
   return html`<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
 <title>Sign in · edgerl console</title>
 <link rel="stylesheet" href="${links.asset('console.css')}"></head>
 <body><main>
