@@ -54,7 +54,7 @@ export function serverLinks(base: string): ConsoleLinks {
   return {
     mode: 'server',
     runs: (selected, align) =>
-      at(`/${query({ run: selected ?? [], align: align === 'first' ? 'first' : undefined })}`),
+      at(`/${query({ run: selected ?? [], align })}`),
     run: (id) => at(`/runs/${name(id)}`),
     groups: (filter = {}) => at(`/groups${query({ ...filter })}`),
     group: (id) => at(`/groups/${name(id)}`),

@@ -27,7 +27,23 @@ export async function loadRuns(
     options.selected && options.selected.length > 0
       ? runs.filter((listing) => options.selected?.includes(listing.run.id))
       : runs.filter((listing) => listing.stepCount > 0).slice(0, defaultOverlay);
-  return { runs, ...(await chartsFor(store, chosen, options.align ?? 'step')) };
+  return { runs, ...(await chartsFor(store, chosen, options.align ?? autoAlign(chosen))) };
+}
+
+/**
+ * Runs whose step ranges do not overlap (a resumed run numbered 801–814 beside a fresh one at 0–5)
+ * would sit at the two ends of a shared step axis: they are aligned at their first step instead.
+ */
+export function autoAlign(chosen: readonly TrainingRunListing[]): ChartAlign {
+  const ranges = chosen
+    .filter((listing) => listing.firstStep !== null && listing.lastStep !== null)
+    .map((listing) => [listing.firstStep as number, listing.lastStep as number] as const);
+  for (const [index, [low, high]] of ranges.entries()) {
+    for (const [otherLow, otherHigh] of ranges.slice(index + 1)) {
+      if (high < otherLow || otherHigh < low) return 'first';
+    }
+  }
+  return 'step';
 }
 
 export async function chartsFor(

@@ -24,7 +24,11 @@ export function experimentPage(context: PageContext, data: ExperimentView): Html
   const armRows = report.arms.map((arm, index) => {
     const stored = view.arms[index];
     return html`<tr data-arm="${arm.name}">
-<td><b>${arm.name}</b>${arm.control ? html` <span class="muted">(control)</span>` : ''}</td>
+<td><b>${arm.name}</b>${arm.control ? html` <span class="muted">(control)</span>` : ''}${
+      links.promote && stored && stored.versionStatus === 'published'
+        ? html` <a class="button" href="${links.promote(experiment.name, arm.name)}">Promote…</a>`
+        : ''
+    }</td>
 <td>${arm.adapterName}</td>
 <td class="num">${percent(arm.weight)}</td>
 <td class="num">${arm.observedShare === null ? '–' : percent(arm.observedShare)}</td>
@@ -37,7 +41,6 @@ export function experimentPage(context: PageContext, data: ExperimentView): Html
 <td class="num">${fixed(arm.turnCountMean, 1)}</td>
 <td class="num">${fixed(arm.latencyMsMean, 0)}</td>
 <td class="num">${arm.samplesNeeded}</td>
-<td>${links.promote && stored && stored.versionStatus === 'published' ? html`<a class="button" href="${links.promote(experiment.name, arm.name)}">Promote…</a>` : ''}</td>
 </tr>`;
   });
   const comparisonRows = report.comparisons.map((comparison) => {
@@ -77,7 +80,7 @@ export function experimentPage(context: PageContext, data: ExperimentView): Html
     experiment.description ? html` ${experiment.description}` : ''
   }</p>
 ${options}
-<div class="scroll"><table class="arms"><thead><tr><th>arm</th><th>version</th><th class="num">weight</th><th class="num">share</th><th class="num">ended</th><th class="num">rewarded</th><th class="num">mean reward ${level} CI</th><th class="num">success ${level} CI</th><th class="num">errors</th><th class="num">truncated</th><th class="num">turns</th><th class="num">latency ms</th><th class="num">still needed</th><th></th></tr></thead><tbody>${armRows}</tbody></table></div>
+<div class="scroll"><table class="arms"><thead><tr><th>arm</th><th>version</th><th class="num">weight</th><th class="num">share</th><th class="num">ended</th><th class="num">rewarded</th><th class="num">mean reward ${level} CI</th><th class="num">success ${level} CI</th><th class="num">errors</th><th class="num">truncated</th><th class="num">turns</th><th class="num">latency ms</th><th class="num">still needed</th></tr></thead><tbody>${armRows}</tbody></table></div>
 <h2>Against the control${control ? ` (${control.name})` : ''}</h2>
 <div class="scroll"><table class="comparisons"><thead><tr><th>arm</th><th class="num">difference ${level} CI</th><th class="num">p</th><th class="num">p (Holm)</th><th>significant</th><th>test</th></tr></thead><tbody>${comparisonRows}</tbody></table></div>
 <h2>Verdict</h2>

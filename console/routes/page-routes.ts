@@ -52,8 +52,9 @@ export function pageRoutes(options: PageRouteOptions) {
   const tokenText = options.tokenText ? { tokenText: options.tokenText } : {};
   return new Hono<ConsoleEnv>()
     .get('/', async (c) => {
-      const align: ChartAlign = c.req.query('align') === 'first' ? 'first' : 'step';
-      const view = await loadRuns(c.var.store, { selected: c.req.queries('run') ?? [], align });
+      const asked = c.req.query('align');
+      const align = asked === 'first' || asked === 'step' ? (asked satisfies ChartAlign) : undefined;
+      const view = await loadRuns(c.var.store, { selected: c.req.queries('run') ?? [], ...(align ? { align } : {}) });
       return page(c, runsPage(context(c), view));
     })
     .get('/runs/:id', async (c) => {

@@ -23,7 +23,7 @@ describe('a running group', () => {
     const { problems } = watch(page);
     await page.goto(c.url(`/groups/${c.seed.runningGroup.id}`));
     await page.evaluate(() => {
-      (window as unknown as { sameDocument: boolean }).sameDocument = true;
+      (globalThis as unknown as { sameDocument: boolean }).sameDocument = true;
     });
     const [first, second] = c.seed.runningGroup.trajectoryIds as [string, string];
     const column = (id: string) => page.locator(`.trajectory-column[data-trajectory="${id}"]`);
@@ -64,9 +64,9 @@ describe('a running group', () => {
     );
     expect(await column(second).locator('.reward-verifier').textContent()).toBe('1.000');
 
-    expect(await page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument)).toBe(
-      true,
-    );
+    expect(
+      await page.evaluate(() => (globalThis as unknown as { sameDocument?: boolean }).sameDocument),
+    ).toBe(true);
     expect(await page.locator('[data-live-group]').getAttribute('data-polls')).not.toBeNull();
     expect(problems).toEqual([]);
     await page.close();

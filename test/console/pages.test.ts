@@ -23,8 +23,7 @@ async function open(path: string): Promise<{ page: Page; problems: string[] }> {
   const watched = watch(page);
   const response = await page.goto(c.url(path), { waitUntil: 'load' });
   expect(response?.status(), path).toBe(200);
-  // The scripts are deferred: give them the frame they draw in.
-  await page.waitForFunction(() => document.readyState === 'complete');
+  // The scripts are deferred: they have run by the load event goto waited for.
   return { page, problems: watched.problems };
 }
 
@@ -87,7 +86,7 @@ describe('charts', () => {
       const [first] = charts;
       const range = await page.evaluate(() => {
         const chart = (
-          window as unknown as {
+          globalThis as unknown as {
             edgerlConsole: { charts: { uplot: { scales: { x: { min: number; max: number } } } }[] };
           }
         ).edgerlConsole.charts[0];
@@ -119,7 +118,7 @@ describe('charts', () => {
     const scales = () =>
       page.evaluate(() =>
         (
-          window as unknown as {
+          globalThis as unknown as {
             edgerlConsole: { charts: { uplot: { scales: { x: { min: number; max: number } } } }[] };
           }
         ).edgerlConsole.charts.map((chart) => [chart.uplot.scales.x.min, chart.uplot.scales.x.max]),
@@ -182,7 +181,9 @@ describe('groups and trajectories', () => {
 
   it('renders markup in model output as text, and shades every sampled token', async () => {
     const { page, problems } = await open(`/trajectories/${c.seed.hostileTrajectoryId}`);
-    expect(await page.evaluate(() => (window as unknown as { __pwned?: boolean }).__pwned)).toBeUndefined();
+    expect(
+      await page.evaluate(() => (globalThis as unknown as { __pwned?: boolean }).__pwned),
+    ).toBeUndefined();
     expect(await page.locator('img').count()).toBe(0);
     expect(
       await page.getByText('<script>window.__pwned = true</script>', { exact: false }).count(),

@@ -32,7 +32,18 @@ async function open(path: string): Promise<{ page: Page; problems: string[] }> {
 
 /** How far the page is wider than the screen, in CSS pixels (0: no sideways scroll). */
 const overflow = (page: Page) =>
-  page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  page.evaluate(() => {
+    const root = (
+      globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }
+    ).document.documentElement;
+    return root.scrollWidth - root.clientWidth;
+  });
+
+interface Box {
+  readonly top: number;
+  readonly bottom: number;
+  readonly right: number;
+}
 
 describe('at phone width', () => {
   it('no page scrolls sideways', async () => {
@@ -58,13 +69,16 @@ describe('at phone width', () => {
 
   it("stacks a group's trajectories and fits the charts to the screen", async () => {
     const group = await open(`/groups/${c.seed.groups[0]?.id}`);
-    const boxes = await group.page
-      .locator('.trajectory-column[data-trajectory]')
-      .evaluateAll((columns) => columns.map((column) => column.getBoundingClientRect().toJSON() as DOMRect));
+    const boxes = await group.page.locator('.trajectory-column[data-trajectory]').evaluateAll((columns) =>
+      columns.map((column): Box => {
+        const { top, bottom, right } = column.getBoundingClientRect();
+        return { top, bottom, right };
+      }),
+    );
     expect(boxes.length).toBeGreaterThan(1);
     for (const [index, box] of boxes.entries()) {
       expect(box.right).toBeLessThanOrEqual(phone.width);
-      if (index > 0) expect(box.top).toBeGreaterThanOrEqual((boxes[index - 1] as DOMRect).bottom);
+      if (index > 0) expect(box.top).toBeGreaterThanOrEqual((boxes[index - 1] as Box).bottom);
     }
     await group.page.close();
 

@@ -45,7 +45,7 @@ export async function drawnCharts(
   return page.evaluate(() => {
     const charts =
       (
-        window as unknown as {
+        globalThis as unknown as {
           edgerlConsole?: { charts: { id: string; uplot: { data: (number | null)[][] } }[] };
         }
       ).edgerlConsole?.charts ?? [];
