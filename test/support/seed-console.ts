@@ -196,7 +196,8 @@ export async function seedConsoleStore(
   }
 
   // An A/B experiment between v1 and v2 on eval tasks, ten per arm, binary rewards.
-  const experimentName = 'v1-vs-v2';
+  // Experiment names are unique store-wide: a second seed in a shared database names its own.
+  const experimentName = policyName === 'agent' ? 'v1-vs-v2' : `${policyName}-v1-vs-v2`;
   const experiment = await store.createExperiment({
     name: experimentName,
     minSamples: 10,
