@@ -90,6 +90,8 @@ export async function exportConsole(store: Store, options: ExportOptions): Promi
     const control = data.view.arms[0];
     for (const arm of data.view.arms.slice(1)) {
       if (!control) break;
+      // Two arms on one version (a demo round that published nothing) have nothing to compare.
+      if (arm.policyVersionId === control.policyVersionId) continue;
       const compare = await loadCompare(store, control.adapterName, arm.adapterName, undefined);
       for (const row of compare.rows)
         for (const answer of row.answers) trajectoryIds.add(answer.trajectoryId);

@@ -70,6 +70,7 @@ export function experimentPage(context: PageContext, data: ExperimentView): Html
   const compare = control
     ? view.arms
         .slice(1)
+        .filter((arm) => arm.policyVersionId !== control.policyVersionId)
         .map(
           (arm) =>
             html`<li><a href="${links.compare(control.adapterName, arm.adapterName, data.split)}">${control.adapterName} and ${arm.adapterName} on the same tasks</a></li>`,

@@ -123,20 +123,21 @@ describe('edgerl demo --quick --json --replicas 2', () => {
     for (const name of pages) {
       const page = readFileSync(join(dir, name), 'utf8');
       // Offline: every script, style and link is a file of the export.
-      for (const [, target] of page.matchAll(/(?:src|href)="([^"]*)"/g)) {
+      // (`data:,` is the empty favicon that keeps the browser from asking for /favicon.ico.)
+      for (const [, target] of page.matchAll(/(?:src|href)="(?!data:)([^"]*)"/g)) {
         expect(target, name).not.toMatch(/^(?:[a-z]+:)?\/\//);
         expect(existsSync(join(dir, (target as string).replace(/&amp;/g, '&'))), `${name} → ${target}`).toBe(true);
       }
     }
-    // Each run's reward chart: one point per step the store holds for it, ascending (the old report's
-    // axis started at 0 whatever the steps were).
+    // Each run's loss chart (SFT and GRPO steps both record a loss): one point per step the store
+    // holds for it, ascending (the old report's axis started at 0 whatever the steps were).
     const runs = (await query(
-      `select training_run_id::text, array_agg(step order by step)::text from training_steps where metrics ? 'reward/mean' group by 1`,
+      `select training_run_id::text, array_agg(step order by step)::text from training_steps where metrics ? 'loss' group by 1`,
     )) as [string, string][];
     expect(runs.length).toBeGreaterThan(0);
     for (const [runId, steps] of runs) {
       const page = readFileSync(join(dir, `run-${runId}.html`), 'utf8');
-      const block = /<script type="application\/json" id="chart-reward">([^<]*)<\/script>/.exec(page)?.[1] ?? '{}';
+      const block = /<script type="application\/json" id="chart-loss">([^<]*)<\/script>/.exec(page)?.[1] ?? '{}';
       const chart = JSON.parse(block) as { x: number[]; points: number };
       expect(chart.x).toEqual(JSON.parse(steps.replace('{', '[').replace('}', ']')));
       expect(chart.points).toBe(chart.x.length);
