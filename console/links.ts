@@ -53,8 +53,7 @@ export function serverLinks(base: string): ConsoleLinks {
   const name = encodeURIComponent;
   return {
     mode: 'server',
-    runs: (selected, align) =>
-      at(`/${query({ run: selected ?? [], align })}`),
+    runs: (selected, align) => at(`/${query({ run: selected ?? [], align })}`),
     run: (id) => at(`/runs/${name(id)}`),
     groups: (filter = {}) => at(`/groups${query({ ...filter })}`),
     group: (id) => at(`/groups/${name(id)}`),

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import type { TrainingRunListing } from '../../db/store.ts';
 import { autoAlign } from './load-runs.ts';
 
-const run = (firstStep: number | null, lastStep: number | null) => ({ firstStep, lastStep }) as TrainingRunListing;
+const run = (firstStep: number | null, lastStep: number | null) =>
+  ({ firstStep, lastStep }) as TrainingRunListing;
 
 describe('autoAlign', () => {
   it('keeps the step axis for one run, overlapping runs, and runs without steps', () => {

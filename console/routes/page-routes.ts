@@ -54,7 +54,10 @@ export function pageRoutes(options: PageRouteOptions) {
     .get('/', async (c) => {
       const asked = c.req.query('align');
       const align = asked === 'first' || asked === 'step' ? (asked satisfies ChartAlign) : undefined;
-      const view = await loadRuns(c.var.store, { selected: c.req.queries('run') ?? [], ...(align ? { align } : {}) });
+      const view = await loadRuns(c.var.store, {
+        selected: c.req.queries('run') ?? [],
+        ...(align ? { align } : {}),
+      });
       return page(c, runsPage(context(c), view));
     })
     .get('/runs/:id', async (c) => {

@@ -126,7 +126,9 @@ describe('edgerl demo --quick --json --replicas 2', () => {
       // (`data:,` is the empty favicon that keeps the browser from asking for /favicon.ico.)
       for (const [, target] of page.matchAll(/(?:src|href)="(?!data:)([^"]*)"/g)) {
         expect(target, name).not.toMatch(/^(?:[a-z]+:)?\/\//);
-        expect(existsSync(join(dir, (target as string).replace(/&amp;/g, '&'))), `${name} → ${target}`).toBe(true);
+        expect(existsSync(join(dir, (target as string).replace(/&amp;/g, '&'))), `${name} → ${target}`).toBe(
+          true,
+        );
       }
     }
     // Each run's loss chart (SFT and GRPO steps both record a loss): one point per step the store
@@ -137,7 +139,8 @@ describe('edgerl demo --quick --json --replicas 2', () => {
     expect(runs.length).toBeGreaterThan(0);
     for (const [runId, steps] of runs) {
       const page = readFileSync(join(dir, `run-${runId}.html`), 'utf8');
-      const block = /<script type="application\/json" id="chart-loss">([^<]*)<\/script>/.exec(page)?.[1] ?? '{}';
+      const block =
+        /<script type="application\/json" id="chart-loss">([^<]*)<\/script>/.exec(page)?.[1] ?? '{}';
       const chart = JSON.parse(block) as { x: number[]; points: number };
       expect(chart.x).toEqual(JSON.parse(steps.replace('{', '[').replace('}', ']')));
       expect(chart.points).toBe(chart.x.length);
