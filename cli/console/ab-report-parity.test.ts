@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../cli/main.ts';
-import { openStore } from '../db/drivers/open-store.ts';
-import { seedConsoleStore } from '../test/support/seed-console.ts';
-import { createConsoleServer } from './console-server.ts';
+import { main } from '../main.ts';
+import { openStore } from '../../db/drivers/open-store.ts';
+import { seedConsoleStore } from '../../test/support/seed-console.ts';
+import { createConsoleServer } from '../../console/console-server.ts';
 
 let dir: string;
 let experiment: string;
