@@ -1,5 +1,6 @@
 // Test projects: `node` runs unit, integration (embedded PGlite, or the server named by
-// EDGERL_TEST_DATABASE_URL) and end-to-end tests. `faults` runs the fault scenarios (test/faults/*.test.ts, its
+// EDGERL_TEST_DATABASE_URL) and end-to-end tests. `browser` runs the web console in headless Chromium
+// (test/console/*.test.ts, `npm run test:browser`). `faults` runs the fault scenarios (test/faults/*.test.ts, its
 // own CI step: `npm run test:faults`, whose reporter sums what they found). `workers` runs the edge Worker in workerd
 // (@cloudflare/vitest-pool-workers 0.15.1, the last release that runs on Node 20 with wrangler 4.86.0)
 // against the database, tunnel and inference double that test/workerd/global-setup.ts starts, its store on Neon's
@@ -57,10 +58,25 @@ export default defineConfig({
         test: {
           name: 'node',
           environment: 'node',
-          include: ['{protocol,db,model,serve,experiments,edge,trainer,cli,test,sandbox}/**/*.test.ts'],
-          exclude: ['node_modules/**', 'test/workerd/**', 'test/faults/*.test.ts'],
+          include: [
+            '{protocol,db,model,serve,experiments,edge,trainer,cli,test,sandbox,console}/**/*.test.ts',
+          ],
+          exclude: ['node_modules/**', 'test/workerd/**', 'test/faults/*.test.ts', 'test/console/*.test.ts'],
           testTimeout: 120_000,
           hookTimeout: 120_000,
+        },
+      },
+      {
+        test: {
+          // The console in headless Chromium (Debian's /usr/bin/chromium, or EDGERL_CHROMIUM), driven by
+          // playwright-core: its own CI step (`npm run test:browser`), which installs the browser first.
+          name: 'browser',
+          environment: 'node',
+          include: ['test/console/*.test.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          // One browser at a time: each file starts its own, and two CPU cores are the usual CI box.
+          fileParallelism: false,
         },
       },
       {

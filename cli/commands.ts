@@ -70,6 +70,11 @@ export const commands: readonly CommandEntry[] = [
     load: () => import('./commands/fleet-status.ts').then((m) => m.fleetStatusCommand),
   },
   {
+    name: ['console'],
+    summary: 'Serve the web console: runs, groups, trajectories, policies and experiments (or --export DIR)',
+    load: () => import('./commands/console.ts').then((m) => m.consoleCommand),
+  },
+  {
     name: ['edge'],
     summary: 'Run the edge (rollouts API, recording proxy, A/B routing) in Node, or the Worker via wrangler',
     load: () => import('./commands/edge.ts').then((m) => m.edgeCommand),

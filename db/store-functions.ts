@@ -17,15 +17,19 @@ import { getGroup } from './store/get-group.ts';
 import { getPolicyVersion } from './store/get-policy-version.ts';
 import { getTrajectory } from './store/get-trajectory.ts';
 import { getTrajectoryHead } from './store/get-trajectory-head.ts';
+import { groupTurnsAfter } from './store/group-turns-after.ts';
 import { ingestTrajectories } from './store/ingest-trajectories.ts';
 import { releaseGroups, renewLease } from './store/leases.ts';
+import { latestJudgeScores } from './store/latest-judge-scores.ts';
 import { listAbExperiments } from './store/list-ab-experiments.ts';
 import { listGroups } from './store/list-groups.ts';
 import { getTask, listTasks } from './store/list-tasks.ts';
+import { listTrainingRuns } from './store/list-training-runs.ts';
 import { markGroupComplete, markGroupFailed } from './store/mark-group.ts';
 import { markGroupsTrained } from './store/mark-groups-trained.ts';
 import { reclaimGroups, releaseOwnerLeases } from './store/owner-leases.ts';
 import { createPolicy, getPolicy } from './store/policies.ts';
+import { policyLineage } from './store/policy-lineage.ts';
 import { releasePolicyLease, renewPolicyLease, takePolicyLease } from './store/policy-leases.ts';
 import { publishPolicyVersion, registerPolicyVersion, retirePolicyVersion } from './store/policy-versions.ts';
 import { promoteArm } from './store/promote-arm.ts';
@@ -38,6 +42,8 @@ import {
 import { markGroupUnscored, recordJudgeScores } from './store/record-judge-scores.ts';
 import { resolveVersionRef } from './store/resolve-version-ref.ts';
 import { rollbackDefaultVersion } from './store/rollback-default-version.ts';
+import { sameTaskAnswers } from './store/same-task-answers.ts';
+import { groupFilterOptions, searchGroups } from './store/search-groups.ts';
 import { selectTrajectories } from './store/select-trajectories.ts';
 import { setFinalRewards } from './store/set-final-rewards.ts';
 import { setTrajectoryTools } from './store/set-trajectory-tools.ts';
@@ -45,6 +51,7 @@ import { startGroup } from './store/start-group.ts';
 import { startTrajectory } from './store/start-trajectory.ts';
 import { commitTrainingCycle, recordPublishFailure } from './store/training-cycle.ts';
 import { finishTrainingRun, recordTrainingStep, startTrainingRun } from './store/training-runs.ts';
+import { trainingRunSteps } from './store/training-run-steps.ts';
 import { sweepTrajectories } from './store/sweep-trajectories.ts';
 import {
   beatTrajectories,
@@ -129,4 +136,13 @@ export const storeFunctions = {
   stopExperiment,
   promoteArm,
   abArmOutcomes,
+  // Read-only views for the console (console/)
+  listTrainingRuns,
+  trainingRunSteps,
+  searchGroups,
+  groupFilterOptions,
+  groupTurnsAfter,
+  latestJudgeScores,
+  policyLineage,
+  sameTaskAnswers,
 } as const;

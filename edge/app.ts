@@ -1,7 +1,9 @@
 // The edge's Hono app, one for both runtimes: the Worker (edge/runtime/worker.ts) and Node (edge/runtime/node.ts)
 // build it with their own store provider and episode dispatcher. Every /v1 route needs a bearer API
-// key and gets a store; errors become JSON in the one onError below.
+// key and gets a store; errors become JSON in the one onError below. The web console (console/) is
+// mounted at /console behind the same keys: a browser signs in with one and gets a session cookie.
 import { Hono } from 'hono';
+import { createConsoleApp } from '../console/console-app.ts';
 import type { EdgeEnv } from './app-env.ts';
 import type { CapabilityName } from './environments/capabilities.ts';
 import type { Environment } from './environments/environment.ts';
@@ -140,7 +142,18 @@ export function createApp(deps: EdgeDeps) {
 
   const app = new Hono<EdgeEnv>()
     .get('/health', (c) => c.json({ ok: true, service: 'edgerl-edge' }))
-    .route('/v1', v1);
+    .route('/v1', v1)
+    .get('/console/', (c) => c.redirect('/console', 302))
+    .route(
+      '/console',
+      createConsoleApp({
+        stores: deps.stores,
+        access: { kind: 'keys', keys: deps.apiKeys },
+        basePath: '/console',
+        ...(deps.fleet ? { fleet: deps.fleet.replicas } : {}),
+        logError: (error) => logError(error, new Request('http://edge/console')),
+      }),
+    );
   app.notFound((c) => {
     const error = new ApiError('not-found', `no route for ${c.req.method} ${new URL(c.req.url).pathname}`);
     return c.json(errorResponse(error).body, 404);

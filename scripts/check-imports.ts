@@ -16,12 +16,38 @@ const allowed: Record<string, readonly string[]> = {
   serve: ['protocol', 'model'],
   experiments: ['protocol', 'db'],
   sandbox: ['protocol'],
-  edge: ['protocol', 'db', 'experiments', 'sandbox'],
+  console: ['protocol', 'db', 'experiments', 'trainer'],
+  edge: ['protocol', 'db', 'experiments', 'sandbox', 'console'],
   trainer: ['protocol', 'db', 'model'],
-  cli: ['protocol', 'db', 'model', 'serve', 'experiments', 'edge', 'trainer', 'sandbox'],
-  test: ['protocol', 'db', 'model', 'serve', 'experiments', 'edge', 'trainer', 'cli', 'sandbox'],
-  bench: ['protocol', 'db', 'model', 'serve', 'experiments', 'edge', 'trainer', 'cli', 'test', 'sandbox'],
-  scripts: ['protocol', 'db', 'model', 'serve', 'experiments', 'edge', 'trainer', 'cli', 'sandbox'],
+  cli: ['protocol', 'db', 'model', 'serve', 'experiments', 'edge', 'trainer', 'sandbox', 'console'],
+  test: ['protocol', 'db', 'model', 'serve', 'experiments', 'edge', 'trainer', 'cli', 'sandbox', 'console'],
+  bench: [
+    'protocol',
+    'db',
+    'model',
+    'serve',
+    'experiments',
+    'edge',
+    'trainer',
+    'cli',
+    'test',
+    'sandbox',
+    'console',
+  ],
+  // The screenshot script seeds its store with the tests' seed (test/support/seed-console.ts).
+  scripts: [
+    'protocol',
+    'db',
+    'model',
+    'serve',
+    'experiments',
+    'edge',
+    'trainer',
+    'cli',
+    'sandbox',
+    'console',
+    'test',
+  ],
 };
 
 /** Unit tests beside the code may also use the shared test helpers and fixtures. */
@@ -42,7 +68,13 @@ const edgeRuntime = 'edge/runtime';
  * Folders that run in a Worker as well as in Node: no Node built-ins (static or dynamic import) and no
  * `process` (configuration arrives as arguments; see the conventions on one config per process).
  */
-const workerSafe = ['protocol', 'experiments', 'trainer/ruler', 'trainer/grpo', 'sandbox'];
+const workerSafe = ['protocol', 'experiments', 'trainer/ruler', 'trainer/grpo', 'sandbox', 'console'];
+
+/**
+ * The console runs in the edge's Worker, so of the trainer it may reach only the Worker-safe, pure
+ * parts (the advantage formula, which trajectories count), never the training loop or the model.
+ */
+const consoleTrainerParts = ['trainer/grpo', 'trainer/ruler'];
 /** Node-only corners of Worker-safe folders: the embedded sandbox's worker threads, pg, provisioning. */
 const nodeCorners = ['sandbox/node'];
 const nodeOnly =
@@ -89,6 +121,9 @@ function checkImport(file: string, target: string): string | undefined {
   // The SQL sandbox is injected into the edge by its runtime entries; the core sees only the contract.
   if (from === 'edge' && to === 'sandbox' && !within(file, edgeRuntime) && !isTest(file)) {
     return `${rel(file)} imports ${rel(target)}: only ${edgeRuntime}/ may import sandbox/ (the core gets it as a capability)`;
+  }
+  if (from === 'console' && to === 'trainer' && !consoleTrainerParts.some((part) => within(target, part))) {
+    return `${rel(file)} imports ${rel(target)}: console/ may reach only ${consoleTrainerParts.join(' and ')} of the trainer`;
   }
   if ((allowed[from] ?? []).includes(to)) return undefined;
   if (isTest(file) && to === testHelpers) return undefined;

@@ -48,7 +48,7 @@ export const demoConfigSchema = z.strictObject({
   fresh: switchFlag('fresh', 'delete --data-dir first'),
   /** Print the summary as JSON on stdout (progress still goes to stderr). */
   json: switchFlag('json', 'print the summary as JSON on stdout (progress goes to stderr)'),
-  /** Everything the demo writes: model, store, checkpoints, adapters, report. */
+  /** Everything the demo writes: model, store, checkpoints, adapters, the console export. */
   dataDir: documented(
     z
       .string()
@@ -256,7 +256,8 @@ export function demoPaths(dataDir: string) {
     train: join(dataDir, 'train'),
     adapters: join(dataDir, 'train', 'adapters'),
     demonstrations: join(dataDir, 'demonstrations.jsonl'),
-    report: join(dataDir, 'report.html'),
+    /** The console's static export (console/export/), in place of a report page. */
+    console: join(dataDir, 'console'),
     summary: join(dataDir, 'summary.json'),
   };
 }

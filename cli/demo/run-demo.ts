@@ -1,11 +1,14 @@
 // The whole demo in one process sharing one Store: services → warm start → RL rounds → A/B
-// evaluation → summary and HTML report. Times each phase; on Ctrl-C stops after the current unit of
-// work and closes servers, trainer and store (every store write is a transaction; checkpoints and the
-// report are written to a temporary name and renamed).
+// evaluation → summary and the console's static export. Times each phase; on Ctrl-C stops after the
+// current unit of work and closes servers, trainer and store (every store write is a transaction;
+// checkpoints, the summary and the export are written to a temporary name and renamed).
 import { mkdirSync, rmSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { openStore } from '../../db/drivers/open-store.ts';
+import { defaultConsolePort } from '../console/start-console.ts';
+import { tokenTextFromModel } from '../console/token-text.ts';
+import { writeConsoleExport } from '../console/write-export.ts';
 import { loadAbReport } from '../../experiments/load-ab-report.ts';
 import { createJudgeClient } from '../../trainer/ruler/judge-client.ts';
 import { createMemoryRulerCache } from '../../trainer/ruler/ruler-cache.ts';
@@ -15,7 +18,6 @@ import type { Progress } from '../../trainer/train/progress.ts';
 import { type DemoConfig, demoPaths } from './demo-config.ts';
 import { publishedVersions, stepRewards, storeCounts } from './demo-queries.ts';
 import { evaluate } from './evaluate.ts';
-import { htmlReport } from './html-report.ts';
 import { rlRounds } from './rl-rounds.ts';
 import { type DemoServices, startServices } from './start-services.ts';
 import type { StopSignal } from './stop-signal.ts';
@@ -94,13 +96,17 @@ export async function runDemo(config: DemoConfig, deps: DemoDeps): Promise<DemoS
     const { report: ab } = await loadAbReport(store, evalRun.experimentId, { reward: 'verifier' });
     end();
 
-    end = phase('report', '5/5 summary and report');
+    end = phase('report', '5/5 summary and the console export');
     const summary: DemoSummary = {
       config,
       seconds: { ...seconds, report: 0, total: 0 },
       store: { target: store.target, driver: store.driver },
       dataDir: paths.dataDir,
-      reportPath: paths.report,
+      consoleExport: join(resolve(paths.console), 'index.html'),
+      console: {
+        command: `EDGERL_DATA_DIR=${paths.store} npx edgerl console --model ${paths.model}`,
+        url: `http://127.0.0.1:${defaultConsolePort}/console`,
+      },
       policy: demoPolicyName,
       startVersion: warm.version.adapterName,
       finalVersion: final.adapterName,
@@ -117,9 +123,11 @@ export async function runDemo(config: DemoConfig, deps: DemoDeps): Promise<DemoS
       ...summary,
       seconds: { ...seconds, total: (performance.now() - began) / 1000 },
     };
-    await writeAtomically(paths.report, htmlReport(done));
+    const exported = await writeConsoleExport(store, paths.console, {
+      tokenText: await tokenTextFromModel(paths.model),
+    });
     await writeAtomically(paths.summary, `${JSON.stringify(done, null, 2)}\n`);
-    progress.line(`report written to ${resolve(paths.report)}`);
+    progress.line(`console export written to ${exported.index} (${exported.files} files)`);
     return done;
   } finally {
     await services?.close();

@@ -117,6 +117,8 @@ export async function startServices(
   log(
     `edge app (Hono on Node) at ${edge.url}${edge.resumed > 0 ? `, resuming ${edge.resumed} episode(s)` : ''}`,
   );
+  // The edge serves the web console too: groups fill in live while the rounds run.
+  log(`console, live while the demo runs: ${edge.url}/console (sign in with the key ${apiKey})`);
   return {
     inference,
     edge,

@@ -1,6 +1,8 @@
-// The demo's summary: one plain object (what `--json` prints and the HTML report draws) and its text
-// rendering for people. The A/B part is the experiments report (`edgerl ab report`'s). Pure: no I/O.
+// The demo's summary: one plain object (what `--json` prints) and its text rendering for people. The
+// A/B part is the experiments report (`edgerl ab report`'s), its p-values formatted as that report
+// formats them. Pure: no I/O.
 import type { AbArmReport, AbReport } from '../../experiments/ab-report.ts';
+import { formatP } from '../../experiments/format-numbers.ts';
 import type { DemoConfig } from './demo-config.ts';
 import type { StepReward } from './demo-queries.ts';
 import type { RoundRecord } from './rl-rounds.ts';
@@ -14,7 +16,10 @@ export interface DemoSummary {
   readonly seconds: Record<DemoPhase, number> & { readonly total: number };
   readonly store: { readonly target: string; readonly driver: string };
   readonly dataDir: string;
-  readonly reportPath: string;
+  /** The console's static export: its index.html. */
+  readonly consoleExport: string;
+  /** The command that serves the live console over the demo's store, and the URL it prints. */
+  readonly console: { readonly command: string; readonly url: string };
   readonly policy: string;
   readonly startVersion: string;
   readonly finalVersion: string;
@@ -38,7 +43,8 @@ export function demoQueries(experimentId: string): string[] {
 }
 
 const percent = (x: number) => `${(100 * x).toFixed(1)}%`;
-const pValue = (p: number) => (p < 0.001 ? 'p < 0.001' : `p = ${p.toFixed(3)}`);
+/** `p = 0.4142` or `p < 0.0001`: the report's formatP already holds the relation. */
+const pValue = (p: number) => `p ${formatP(p)}`;
 const level = (report: AbReport) => `${Math.round(report.confidence * 100)}%`;
 
 /** One arm: its success rate with the Wilson interval, or its mean reward where rewards are not 0/1. */
@@ -92,7 +98,8 @@ export function formatSummary(summary: DemoSummary): string {
   for (const [phase, seconds] of Object.entries(summary.seconds))
     lines.push(`  ${phase.padEnd(10)} ${seconds.toFixed(1).padStart(7)} s`);
   lines.push('', `Data: ${summary.dataDir} (store: ${summary.store.target}, ${summary.store.driver})`);
-  lines.push(`Report: ${summary.reportPath}`);
+  lines.push(`Console (static export, opens offline): ${summary.consoleExport}`);
+  lines.push(`Console over this store: ${summary.console.command}  →  ${summary.console.url}`);
   lines.push('', 'Try:');
   for (const query of summary.queries)
     lines.push(

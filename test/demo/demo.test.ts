@@ -3,7 +3,7 @@
 // kind of data it should leave is in the store; not the learning result (that is `npm run bench:learn`).
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -115,10 +115,37 @@ describe('edgerl demo --quick --json --replicas 2', () => {
     expect(Number(answering)).toBe(2);
   });
 
-  it('writes a self-contained HTML report and the summary file', () => {
-    const html = readFileSync(join(cwd, '.edgerl/demo/report.html'), 'utf8');
-    expect(html).toContain('<table>');
-    expect(html).not.toMatch(/<script|https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
+  it('writes the console as a static export whose charts hold every stored step, and the summary file', async () => {
+    const dir = join(cwd, '.edgerl/demo/console');
+    const index = readFileSync(join(dir, 'index.html'), 'utf8');
+    expect(index).toContain('Training runs');
+    const pages = readdirSync(dir).filter((name) => name.endsWith('.html'));
+    for (const name of pages) {
+      const page = readFileSync(join(dir, name), 'utf8');
+      // Offline: every script, style and link is a file of the export.
+      // (`data:,` is the empty favicon that keeps the browser from asking for /favicon.ico.)
+      for (const [, target] of page.matchAll(/(?:src|href)="(?!data:)([^"]*)"/g)) {
+        expect(target, name).not.toMatch(/^(?:[a-z]+:)?\/\//);
+        expect(existsSync(join(dir, (target as string).replace(/&amp;/g, '&'))), `${name} → ${target}`).toBe(
+          true,
+        );
+      }
+    }
+    // Each run's loss chart (SFT and GRPO steps both record a loss): one point per step the store
+    // holds for it, ascending (the old report's axis started at 0 whatever the steps were).
+    const runs = (await query(
+      `select training_run_id::text, array_agg(step order by step)::text from training_steps where metrics ? 'loss' group by 1`,
+    )) as [string, string][];
+    expect(runs.length).toBeGreaterThan(0);
+    for (const [runId, steps] of runs) {
+      const page = readFileSync(join(dir, `run-${runId}.html`), 'utf8');
+      const block =
+        /<script type="application\/json" id="chart-loss">([^<]*)<\/script>/.exec(page)?.[1] ?? '{}';
+      const chart = JSON.parse(block) as { x: number[]; points: number };
+      expect(chart.x).toEqual(JSON.parse(steps.replace('{', '[').replace('}', ']')));
+      expect(chart.points).toBe(chart.x.length);
+    }
     expect(existsSync(join(cwd, '.edgerl/demo/summary.json'))).toBe(true);
+    expect(stderr).toMatch(/console, live while the demo runs: http:\/\/127\.0\.0\.1:\d+\/console/);
   });
 });

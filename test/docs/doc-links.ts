@@ -34,6 +34,7 @@ const repositoryFolders = [
   'model',
   'serve',
   'experiments',
+  'console',
   'edge',
   'trainer',
   'cli',
