@@ -12,6 +12,7 @@ const storeStatuses = {
   validation: 400,
   'not-found': 404,
   conflict: 409,
+  'history-mismatch': 409,
   'trajectory-closed': 409,
   'lease-lost': 409,
   'policy-lease-lost': 409,
