@@ -16,6 +16,7 @@ import { writeConsoleExport } from '../console/write-export.ts';
 import { configOptions, readConfigFlags } from '../flags/config-flags.ts';
 import { usageOptions } from '../flags/config-usage.ts';
 import { storeFlagFields } from '../flags/store-flags.ts';
+import { untilSignal } from '../until-signal.ts';
 
 export const consoleSchema = z.strictObject({
   port: documented(intBetween(0, 65_535).default(defaultConsolePort), {
@@ -116,15 +117,3 @@ Environment:
     }
   },
 });
-
-function untilSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
-}

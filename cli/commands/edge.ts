@@ -16,6 +16,7 @@ import { configOptions, readConfigFlags } from '../flags/config-flags.ts';
 import { storeFlagFields } from '../flags/store-flags.ts';
 import { usageOptions, usageVariables } from '../flags/config-usage.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
+import { untilSignal } from '../until-signal.ts';
 
 /** The Node process's own flags, besides the edge config's (edge/edge-config.ts). */
 export const edgeNodeSchema = z.strictObject({
@@ -138,16 +139,4 @@ async function runWrangler(
     process.off('SIGTERM', forward);
     await tunnel.close();
   }
-}
-
-function untilSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
 }

@@ -7,6 +7,7 @@ import { serveModel } from '../../serve/serve-model.ts';
 import { defineCommand, UsageError } from '../command.ts';
 import { configOptions, readConfigFlags } from '../flags/config-flags.ts';
 import { usageOptions } from '../flags/config-usage.ts';
+import { untilSignal } from '../until-signal.ts';
 
 const serveFields = configFields(serveConfigSchema);
 
@@ -30,15 +31,7 @@ ${usageOptions(serveFields)}`,
     stdout.write(
       `edgerl serve-model: serving "${serving.baseName}"${adapters.length > 0 ? ` and adapters ${adapters.join(', ')}` : ''} on ${serving.url}/v1\n`,
     );
-    await new Promise<void>((resolve) => {
-      const stop = () => {
-        process.off('SIGINT', stop);
-        process.off('SIGTERM', stop);
-        resolve();
-      };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
-    });
+    await untilSignal();
     stdout.write('edgerl serve-model: shutting down\n');
     await serving.close();
     return 0;

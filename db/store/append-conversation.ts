@@ -23,7 +23,6 @@ import { z } from 'zod';
 import { type ToolSpec, toolSpecListSchema } from '../../protocol/chat.ts';
 import { historyDigests, historyEntry } from '../../protocol/history-digest.ts';
 import type { Turn, TurnInput } from '../../protocol/turn.ts';
-import { findPostgresError } from '../database-errors.ts';
 import { StoreError } from '../errors.ts';
 import { executeNamed } from '../named-statement.ts';
 import { rowsOf } from '../rows-of.ts';
@@ -35,6 +34,7 @@ import {
   turnRecord,
   turnRecordColumns,
 } from './append-rows.ts';
+import { turnExistsError } from './append-refusal.ts';
 import { parseInput } from './parse-input.ts';
 import { fromTrajectoryRow, toStoredTools } from './trajectory-row.ts';
 
@@ -190,14 +190,6 @@ async function runStatement(
     const [row] = rowsOf<Outcome>(await executeNamed(db, statement));
     return row;
   } catch (error) {
-    if (findPostgresError(error)?.code === '23505') {
-      // Only possible if rows were written around the store (turn_count behind the turns table).
-      throw new StoreError(
-        'conflict',
-        `turn ${first.index} of trajectory ${first.trajectoryId} already exists`,
-        { cause: error },
-      );
-    }
-    throw error;
+    throw turnExistsError(error, first);
   }
 }

@@ -3,6 +3,7 @@
 // wrong. Runs only on that path, so a step that appends costs no query of this file.
 import type { Turn } from '../../protocol/turn.ts';
 import { and, between, eq } from 'drizzle-orm';
+import { findPostgresError } from '../database-errors.ts';
 import { StoreError } from '../errors.ts';
 import { trajectories } from '../schema/trajectories.ts';
 import { turns as turnsTable } from '../schema/turns.ts';
@@ -88,4 +89,20 @@ export async function explainRefusal(
     );
   }
   return { kind: 'retry' };
+}
+
+/**
+ * A unique violation on turns (trajectory, index) from an append statement, as the store's conflict.
+ * The statements insert only past the stored turn count, so this arises only when rows were written
+ * around the store (turn_count behind the turns table). Anything else is returned as it came.
+ */
+export function turnExistsError(error: unknown, first: { index: number; trajectoryId: string }): unknown {
+  if (findPostgresError(error)?.code !== '23505') return error;
+  return new StoreError(
+    'conflict',
+    `turn ${first.index} of trajectory ${first.trajectoryId} already exists`,
+    {
+      cause: error,
+    },
+  );
 }

@@ -15,11 +15,10 @@
 import type { Turn, TurnInput } from '../../protocol/turn.ts';
 import { type SQL, sql } from 'drizzle-orm';
 import { StoreError } from '../errors.ts';
-import { findPostgresError } from '../database-errors.ts';
 import { executeNamed } from '../named-statement.ts';
 import { rowsOf } from '../rows-of.ts';
 import type { StoreDb } from '../store-db.ts';
-import { type AppendTurnResult, explainRefusal } from './append-refusal.ts';
+import { type AppendTurnResult, explainRefusal, turnExistsError } from './append-refusal.ts';
 import {
   insertedTurnColumns,
   parseTurnBatch,
@@ -138,15 +137,7 @@ async function insertStep(
     const [row] = rowsOf<{ appended: number }>(await executeNamed(db, statement));
     appended = Number(row?.appended ?? 0);
   } catch (error) {
-    if (findPostgresError(error)?.code === '23505') {
-      // Only possible if rows were written around the store (turn_count behind the turns table).
-      throw new StoreError(
-        'conflict',
-        `turn ${first.index} of trajectory ${first.trajectoryId} already exists`,
-        { cause: error },
-      );
-    }
-    throw error;
+    throw turnExistsError(error, first);
   }
   return appended === 1;
 }
