@@ -29,7 +29,7 @@ export const lrScheduleSettingsSchema = z
     }),
     decaySteps: documented(intBetween(1, 10_000_000).nullable().default(null), {
       doc: 'with --lr-schedule cosine: the last step of the decay, warm-up included (the rate is 0 after it)',
-      shownDefault: 'none (required by cosine)',
+      shownDefault: 'none',
       flag: 'lr-decay-steps',
       arg: 'N',
       section,
