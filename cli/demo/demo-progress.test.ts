@@ -64,6 +64,13 @@ describe('createDemoProgress on a terminal', () => {
     progress.bar('a long phase name', { unit: 'episodes', total: 100 }).update(1, 100, 'x'.repeat(50));
     expect(out.screen().at(-1)).toHaveLength(40);
   });
+
+  it('assumes 100 columns when the terminal reports none', () => {
+    const out = fakeStream(true);
+    const progress = createDemoProgress({ ...out.stream, columns: 0 }, () => 0);
+    progress.bar('phase', { unit: 'episodes', total: 100 }).update(1, 100, 'x'.repeat(200));
+    expect(out.screen().at(-1)).toHaveLength(99);
+  });
 });
 
 describe('createDemoProgress off a terminal', () => {

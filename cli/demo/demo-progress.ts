@@ -38,7 +38,9 @@ export function createDemoProgress(
   };
   const draw = () => {
     if (!tty || !active) return;
-    const width = Math.max(40, (stream.columns ?? 100) - 1);
+    // A pseudo-terminal may report 0 columns: then assume a common width.
+    const columns = stream.columns !== undefined && stream.columns > 0 ? stream.columns : 100;
+    const width = Math.max(40, columns - 1);
     stream.write(`\r\x1b[2K${renderBar(active, now(), width)}`);
     drawn = true;
   };
