@@ -214,12 +214,13 @@ export const demoConfigSchema = z.strictObject({
   }),
   /*
    * Validation episodes per published version, one per validation task (the same tasks and sampling
-   * seeds for every version: cli/demo/validate.ts). The A/B then compares the start with the best RL
-   * version by validation instead of the last. 32 at ~70% success is a standard error near 8 points:
-   * enough to tell a version at 90% from one at 60%, as seed 5's round 13 (94%) from its end (72%).
+   * seeds for every version: cli/demo/validate.ts). The A/B then compares the start with the last RL
+   * version, or an earlier one whose validation beats it by more than 1.645 standard errors. 32 at ~70%
+   * success is a standard error near 8 points: enough to tell a version at 90% from one at 60%, as seed
+   * 5's round 13 (94%) from its end (72%) in the issue's measurement.
    */
   validationTasks: quickSized('validationTasks', intBetween(0, 10_000).default(32), {
-    doc: 'validation episodes per published version; the A/B tests the best by them (0: the last version)',
+    doc: 'validation episodes per published version; an earlier version better than the last by them ships (0: the last)',
     flag: 'validation-tasks',
     arg: 'N',
   }),

@@ -92,7 +92,7 @@ export function formatSummary(summary: DemoSummary): string {
       `  step ${String(step.step).padStart(3)}  ${(step.reward as number).toFixed(3)}  ${'#'.repeat(Math.round((step.reward as number) * 40))}`,
     );
   if (summary.validation.length > 0) {
-    lines.push('', 'Validation success per version (the A/B tests the best RL version, marked *):');
+    lines.push('', 'Validation success per version (the A/B tests the one that ships, marked *):');
     for (const row of summary.validation)
       lines.push(
         `  ${(row.adapterName === summary.finalVersion ? '* ' : '  ') + row.adapterName.padEnd(10)} ${row.meanReward === null ? '–' : percent(row.meanReward).padStart(6)} (${row.episodes} episodes)`,

@@ -20,19 +20,28 @@ const score = (n: number, meanReward: number | null, episodes = 32): VersionSpli
 const config = resolveDemoConfig({});
 
 describe('chooseShipped', () => {
-  it('ships the best RL version, not the start, not necessarily the last', () => {
-    // The start scored highest, yet the A/B compares it with the best RL version (v3).
-    const scores = [score(1, 0.95), score(2, 0.6), score(3, 0.8), score(4, 0.8, 20), score(5, 0.5)];
+  it('ships an earlier RL version (never the start) that beats the last by the margin', () => {
+    // The start scored highest, yet the A/B compares it with an RL version. v3 at 30/32 beats the last
+    // (v5, 20/32) by 0.31, SE √(0.9375·0.0625 + 0.625·0.375)/√32 = 0.096: 3.3 SE. v4 is only half validated.
+    const scores = [score(1, 1), score(2, 0.6), score(3, 30 / 32), score(4, 1, 20), score(5, 20 / 32)];
     const choice = chooseShipped(config, versions, scores);
     expect(choice).toMatchObject({ rule: 'best-validation', version: version(3), last: version(5) });
     expect(describeChoice(choice, scores)).toBe(
-      'shipping demo@3 (validation 80.0%, the best RL version by validation; the last, demo@5: validation 50.0%)',
+      'shipping demo@3 (validation 93.8%; the last, demo@5: validation 62.5%)',
     );
   });
 
-  it('breaks a tie towards the newer version', () => {
-    const choice = chooseShipped(config, versions, [score(2, 0.75), score(4, 0.75), score(5, 0.5)]);
-    expect(choice.version).toEqual(version(4));
+  it('keeps the last when no earlier version beats it by more than noise', () => {
+    const scores = [score(2, 20 / 32), score(3, 18 / 32), score(4, 0.5), score(5, 19 / 32)];
+    const choice = chooseShipped(config, versions, scores);
+    expect(choice).toMatchObject({
+      rule: 'last',
+      version: version(5),
+      why: 'no earlier version beat it by the margin',
+    });
+    expect(describeChoice(choice, scores)).toBe(
+      'shipping demo@5, the last version (validation 59.4%; no earlier version beat it by the margin)',
+    );
   });
 
   it('falls back to the last version, saying why', () => {

@@ -5,7 +5,7 @@
 // and chooseShipped ranks by it. Every version gets the same task and sampling seeds, so versions are
 // compared on common random numbers and the difference between two is less noisy than either score.
 import type { Store, VersionSplitReward } from '../../db/store.ts';
-import { bestVersion } from '../../trainer/train/best-version.ts';
+import { shippedVersion } from '../../trainer/train/best-version.ts';
 import type { DemoConfig } from './demo-config.ts';
 import type { PublishedVersion } from './demo-queries.ts';
 import type { EdgeClient } from './edge-client.ts';
@@ -69,10 +69,10 @@ export async function validateVersions(
 }
 
 export interface ShippedChoice {
-  /** The version the A/B compares with the start: the best RL version by validation, else the last. */
+  /** The version the A/B compares with the start: the last RL version, or an earlier one validation says is better. */
   readonly version: PublishedVersion;
   readonly rule: 'best-validation' | 'last';
-  /** With rule `last`: why (validation off, no RL version, none fully validated). */
+  /** With rule `last`: why (validation off, no RL version, none fully validated, none better by the margin). */
   readonly why?: string;
   /** The newest published version, which the loop ended with. */
   readonly last: PublishedVersion;
@@ -80,9 +80,10 @@ export interface ShippedChoice {
 
 /**
  * The version that ships: among the RL versions (every published one after the warm start's, which
- * is the A/B's other arm), the best by mean validation reward with every validation episode ended
- * (trainer/train/best-version.ts: ties go to the newer). The last version when validation is off or
- * none is fully validated; the start itself when RL published nothing.
+ * is the A/B's other arm), the last, unless an earlier one's mean validation reward beats it by more
+ * than 1.645 standard errors (trainer/train/best-version.ts shippedVersion; only fully validated
+ * versions compete); the best when the last was not fully validated. The last version when validation
+ * is off; the start itself when RL published nothing.
  */
 export function chooseShipped(
   config: DemoConfig,
@@ -95,17 +96,19 @@ export function chooseShipped(
   if (config.validationTasks === 0) return { version: last, rule: 'last', last, why: 'validation is off' };
   if (rl.length === 0) return { version: last, rule: 'last', last, why: 'RL published no version' };
   const candidates = new Set(rl.map((version) => version.id));
-  const best = bestVersion(
+  const chosen = shippedVersion(
     scores.filter((score) => candidates.has(score.policyVersionId)),
-    config.validationTasks,
+    { minEpisodes: config.validationTasks, newest: last.version },
   );
-  const version = best ? rl.find((candidate) => candidate.id === best.policyVersionId) : undefined;
-  return version
-    ? { version, rule: 'best-validation', last }
-    : { version: last, rule: 'last', last, why: 'no RL version fully validated' };
+  const version = chosen ? rl.find((candidate) => candidate.id === chosen.score.policyVersionId) : undefined;
+  if (!chosen || !version) return { version: last, rule: 'last', last, why: 'no RL version fully validated' };
+  if (chosen.beatLast) return { version, rule: 'best-validation', last };
+  return version.id === last.id
+    ? { version, rule: 'last', last, why: 'no earlier version beat it by the margin' }
+    : { version, rule: 'best-validation', last };
 }
 
-/** `shipping demo@9 (validation 87.5%, the best of 16 RL versions; the last, demo@17, 71.9%)`. */
+/** `shipping demo@9 (validation 87.5%, better than the last, demo@17: 71.9%, by more than the margin)`. */
 export function describeChoice(choice: ShippedChoice, scores: readonly VersionSplitReward[]): string {
   const of = (version: PublishedVersion) => {
     const mean = scores.find((score) => score.policyVersionId === version.id)?.meanReward;
@@ -113,9 +116,5 @@ export function describeChoice(choice: ShippedChoice, scores: readonly VersionSp
   };
   if (choice.rule === 'last')
     return `shipping ${choice.last.adapterName}, the last version (${of(choice.last)}; ${choice.why ?? 'no choice'})`;
-  const last =
-    choice.last.id === choice.version.id
-      ? 'also the last'
-      : `the last, ${choice.last.adapterName}: ${of(choice.last)}`;
-  return `shipping ${choice.version.adapterName} (${of(choice.version)}, the best RL version by validation; ${last})`;
+  return `shipping ${choice.version.adapterName} (${of(choice.version)}; the last, ${choice.last.adapterName}: ${of(choice.last)})`;
 }
