@@ -46,7 +46,8 @@ const stdout = new Writable({
   },
 });
 const load = loadavg()[0] ?? 0;
-const code = await main(['demo', '--json', '--fresh', '--data-dir', dataDir, ...demoArgs], {
+// --eval-last: the newest version gets its own arm when another ships, so best vs last is measured too.
+const code = await main(['demo', '--json', '--fresh', '--eval-last', '--data-dir', dataDir, ...demoArgs], {
   stdout,
 });
 if (code !== 0) {
@@ -62,7 +63,7 @@ for (const arm of summary.ab.arms)
   lines.push(`  ${arm.name.padEnd(5)} ${arm.adapterName.padEnd(9)} ${describeArm(summary.ab, arm)}`);
 const c = summary.config;
 lines.push(
-  `  config: ${c.preset}, embedding std ${c.embeddingStd}, LoRA r ${c.loraRank} α ${2 * c.loraRank} A ${c.loraInitA}${c.loraTrainA ? '' : ' (frozen)'}; SFT ${c.sftDemonstrations} demos (give-up rate ${c.demonstrationGiveUpRate}) × ${c.sftEpochs} epochs / batch ${c.sftBatch} at lr ${c.sftLearningRate}; RL ${c.rounds} rounds × ${c.groupsPerRound} groups × ${c.groupSize} at lr ${c.rlLearningRate}; T ${c.temperature}`,
+  `  config: ${c.preset}, embedding std ${c.embeddingStd}, LoRA r ${c.loraRank} α ${2 * c.loraRank} A ${c.loraInitA}${c.loraTrainA ? '' : ' (frozen)'}; SFT ${c.sftDemonstrations} demos (give-up rate ${c.demonstrationGiveUpRate}) × ${c.sftEpochs} epochs / batch ${c.sftBatch} at lr ${c.sftLearningRate}; RL ${c.rounds} rounds × ${c.groupsPerRound} groups × ${c.groupSize} at lr ${c.rlLearningRate} (${c.lrSchedule}, warm-up ${c.lrWarmupSteps}), resample ≤ ${c.resampleGroups}; T ${c.temperature}`,
 );
 const t = summary.ab.comparisons[0];
 lines.push(
@@ -70,6 +71,11 @@ lines.push(
     ? `  gain ${(100 * t.difference).toFixed(1)} points (95% CI ${(100 * t.ci[0]).toFixed(1)} to ${(100 * t.ci[1]).toFixed(1)}), p = ${t.pValue.toExponential(2)}; target ≥ 20 points with p < 0.05: ${t.difference >= 0.2 && t.pValue < 0.05 ? 'met' : 'NOT met'}`
     : `  no success-rate comparison (${t?.kind === 'untested' ? t.reason : 'rewards are not all 0 or 1'}); target NOT met`,
 );
+const versusLast = summary.ab.comparisons.find((comparison) => comparison.arm === 'last');
+if (versusLast?.kind === 'tested')
+  lines.push(
+    `  the last version instead: ${(100 * versusLast.difference).toFixed(1)} points over the start, p = ${versusLast.pValue.toExponential(2)}`,
+  );
 for (const [phase, seconds] of Object.entries(summary.seconds))
   lines.push(`  ${phase.padEnd(10)} ${seconds.toFixed(1).padStart(7)} s`);
 lines.push(
@@ -77,5 +83,18 @@ lines.push(
 );
 lines.push(...warmStartLines);
 lines.push(`  rollout success per round: ${summary.rounds.map((r) => pct(r.rolloutSuccess)).join(' ')}`);
+lines.push(
+  `  groups with reward spread per round: ${summary.rounds.map((r) => `${r.signalGroups}/${r.groups}`).join(' ')}`,
+);
+const validated = (name: string) => {
+  const row = summary.validation.find((v) => v.adapterName === name);
+  return row?.meanReward == null ? 'not validated' : `validation ${pct(row.meanReward)}`;
+};
+lines.push(
+  `  validation per version: ${summary.validation.map((v) => `${v.version}:${v.meanReward === null ? '–' : (100 * v.meanReward).toFixed(0)}`).join(' ')} (% of ${c.validationTasks} tasks)`,
+);
+lines.push(
+  `  shipped ${summary.finalVersion} (${summary.shipRule}, ${validated(summary.finalVersion)}); last ${summary.lastVersion} (${validated(summary.lastVersion)})`,
+);
 lines.push(`  data: ${dataDir}`);
 process.stdout.write(`${lines.join('\n')}\n`);

@@ -61,6 +61,7 @@ import {
 } from './store/trajectory-leases.ts';
 import { turnsAfter } from './store/turns-after.ts';
 import { upsertTask, upsertTasks } from './store/upsert-tasks.ts';
+import { versionSplitRewards } from './store/version-split-rewards.ts';
 
 export const storeFunctions = {
   // Tasks
@@ -121,6 +122,7 @@ export const storeFunctions = {
   getDefaultVersion,
   rollbackDefaultVersion,
   resolvePolicyVersion,
+  versionSplitRewards,
   // Fleet publication
   recordPublication,
   listPublications,

@@ -29,6 +29,7 @@ export type { PublicationRow, ServingReplicas } from './store/publications.ts';
 export type { SweepResult, SweepScope, SweptEpisode } from './store/sweep-trajectories.ts';
 export { sweepScopes } from './store/sweep-trajectories.ts';
 export type { TrajectoryLease } from './store/trajectory-leases.ts';
+export type { VersionSplitReward } from './store/version-split-rewards.ts';
 
 export const storeDrivers = ['pglite', 'node-postgres', 'neon'] as const;
 export type StoreDriver = (typeof storeDrivers)[number];

@@ -9,7 +9,12 @@ export type GroupStatus = (typeof groupStatuses)[number];
 export const policyVersionStatuses = ['training', 'published', 'retired'] as const;
 export type PolicyVersionStatus = (typeof policyVersionStatuses)[number];
 
-export const taskSplits = ['train', 'eval'] as const;
+/**
+ * `train`: what the trainer learns from; `validation`: held out from training, scored per published
+ * version to choose the one that ships; `eval`: held out from both, for the final A/B comparison. The
+ * trainer claims groups on `train` tasks only (db/store/claim-groups.ts `splits`).
+ */
+export const taskSplits = ['train', 'eval', 'validation'] as const;
 export type TaskSplit = (typeof taskSplits)[number];
 
 /**

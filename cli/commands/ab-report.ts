@@ -8,7 +8,7 @@ import { defineCommand, stringFlag, UsageError } from '../command.ts';
 import { onePositional, urlOption, urlUsage, withAbStore } from './ab-store.ts';
 
 export const abReportCommand = defineCommand({
-  usage: `Usage: edgerl ab report NAME [--json] [--split train|eval] [--reward SOURCE] [--url URL]
+  usage: `Usage: edgerl ab report NAME [--json] [--split train|eval|validation] [--reward SOURCE] [--url URL]
 
 Per arm: ended trajectories, mean reward with its 95% confidence interval, success rate where
 rewards are 0 or 1, error and truncation rates, mean turns and latency. Each arm is compared with
@@ -18,7 +18,7 @@ yet" until every arm has the experiment's number of rewarded trajectories.
 
 Options:
   --json                print the report as JSON (NaN and infinite numbers as null)
-  --split S             only trajectories of train or eval tasks (an eval run: edgerl rollout
+  --split S             only trajectories of train, eval or validation tasks (an eval run: edgerl rollout
                         --split eval --experiment NAME)
   --reward SOURCE       auto (default: final_reward, else verifier_reward) | final | verifier | judge
 ${urlUsage}`,

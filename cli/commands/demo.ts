@@ -2,7 +2,7 @@
 // edge, trajectories in the embedded Postgres, verifier (and RULER) rewards, GRPO on a LoRA adapter,
 // published versions, and an A/B evaluation of the starting policy against the final one.
 import { configFields } from '../../protocol/config-docs.ts';
-import { createProgress, type ProgressStream } from '../../trainer/train/progress.ts';
+import type { ProgressStream } from '../../trainer/train/progress.ts';
 import { type CommandInput, defineCommand, UsageError } from '../command.ts';
 import {
   type DemoConfig,
@@ -11,6 +11,7 @@ import {
   demoConfigSchema,
   resolveDemoConfig,
 } from '../demo/demo-config.ts';
+import { createDemoProgress } from '../demo/demo-progress.ts';
 import { runDemo } from '../demo/run-demo.ts';
 import { DemoStopped, listenForStop } from '../demo/stop-signal.ts';
 import { formatSummary } from '../demo/summary.ts';
@@ -37,7 +38,8 @@ ${usageVariables(demoFields)}`,
   options: configOptions(demoFields),
   async run({ values, env, stdout, stderr }) {
     const config = demoConfigFromFlags(values, env);
-    const progress = createProgress(stderr as unknown as ProgressStream);
+    // Bars on a terminal, plain lines in a log (the stream progress goes to: stderr, as --json keeps stdout for the summary).
+    const progress = createDemoProgress(stderr as unknown as ProgressStream);
     const stop = listenForStop(() =>
       stderr.write('\nstopping after the current step (Ctrl-C again to exit at once)…\n'),
     );

@@ -1,6 +1,6 @@
 // `edgerl rollout`: starts rollout groups through a running edge's API (Node or Workers) and shows
 // their progress until every group has ended. Talks HTTP only, so it works against any deployment.
-import { groupStatuses } from '../../protocol/statuses.ts';
+import { groupStatuses, taskSplits } from '../../protocol/statuses.ts';
 import { defineCommand, intFlag, stringFlag, UsageError } from '../command.ts';
 
 interface GroupView {
@@ -30,7 +30,7 @@ Options:
   --size N            episodes per group (GRPO's G; default 8)
   --policy V          a policy name (its default version) or a version's served name (agent@7)
   --experiment E      an experiment's name or id: its arms split the groups by weight
-  --split S           train | eval (default train); each group samples a new task
+  --split S           train | eval | validation (default train); each group samples a new task
   --max-tokens N      completion tokens per turn
   --temperature T     sampling temperature (default: the edge's, 1)
   --url URL           the edge (default EDGERL_EDGE_URL, else http://127.0.0.1:8787)
@@ -60,8 +60,8 @@ Options:
     const experiment = stringFlag(values, 'experiment');
     if (policy && experiment) throw new UsageError('choose one of --policy and --experiment');
     const split = stringFlag(values, 'split');
-    if (split !== undefined && split !== 'train' && split !== 'eval')
-      throw new UsageError(`--split must be train or eval, got "${split}"`);
+    if (split !== undefined && !taskSplits.some((known) => known === split))
+      throw new UsageError(`--split must be one of ${taskSplits.join(', ')}, got "${split}"`);
     const temperatureText = stringFlag(values, 'temperature');
     const temperature = temperatureText === undefined ? undefined : Number(temperatureText);
     if (temperature !== undefined && !(temperature >= 0 && temperature <= 2))

@@ -4,6 +4,7 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { loraInitAs } from '../../model/lora.ts';
+import { lrScheduleKinds } from '../../trainer/train/lr-schedule-settings.ts';
 import { documented, type FieldDoc, parseConfig } from '../../protocol/config-docs.ts';
 import { ConfigError } from '../../protocol/config-error.ts';
 import { intBetween, numberWhere, oneOf } from '../../protocol/config-fields.ts';
@@ -17,6 +18,7 @@ export const quickOverrides = {
   groupsPerRound: 2,
   groupSize: 2,
   evalPerArm: 3,
+  validationTasks: 2,
   concurrency: 4,
 } as const;
 
@@ -48,6 +50,11 @@ export const demoConfigSchema = z.strictObject({
   fresh: switchFlag('fresh', 'delete --data-dir first'),
   /** Print the summary as JSON on stdout (progress still goes to stderr). */
   json: switchFlag('json', 'print the summary as JSON on stdout (progress goes to stderr)'),
+  /** A third A/B arm for the newest version when the one that ships is another (bench:learn sets it). */
+  evalLast: switchFlag(
+    'eval-last',
+    'also evaluate the last version in the A/B when the one that ships is an earlier one',
+  ),
   /** Everything the demo writes: model, store, checkpoints, adapters, the console export. */
   dataDir: documented(
     z
@@ -177,6 +184,46 @@ export const demoConfigSchema = z.strictObject({
   }),
   /** The probe's AdamW rate (LoRA-FA with orthogonal A moves W as full fine-tuning would). */
   rlLearningRate: documented(inOpenUnit().default(1e-3), { doc: 'GRPO learning rate', flag: 'lr', arg: 'X' }),
+  /*
+   * Stability (docs/demo.md, "What each stability change did"). Off unless the measurements there say
+   * otherwise; each is one knob of the trainer or of this loop.
+   */
+  lrWarmupSteps: documented(intBetween(0, 10_000).default(0), {
+    doc: 'GRPO steps (one per round) over which the rate rises linearly to --lr (`edgerl train --lr-warmup-steps`)',
+    source: "ART: none; RAdam (arXiv:1908.03265) on why Adam's first steps from fresh moments are large",
+    flag: 'lr-warmup',
+    arg: 'K',
+  }),
+  lrSchedule: documented(oneOf(lrScheduleKinds).default('constant'), {
+    doc: 'after the warm-up: constant, or cosine decay over --rounds (`edgerl train --lr-schedule`)',
+    source: "ART's constant schedule",
+    flag: 'lr-schedule',
+    arg: 'KIND',
+  }),
+  /*
+   * A group whose episodes all succeed or all fail has no advantage and gives no gradient. DAPO's
+   * "dynamic sampling" (arXiv:2503.14476 §3.2) keeps sampling until the batch is full of groups with
+   * spread; here, bounded: while fewer than --groups of the round's groups have spread in their verifier
+   * rewards, roll out as many more as are missing, at most this many extra in all per round.
+   */
+  resampleGroups: documented(intBetween(0, 1024).default(0), {
+    doc: 'extra groups a round may roll out while fewer than --groups have reward spread (0: none)',
+    source: "DAPO's dynamic sampling (arXiv:2503.14476), bounded",
+    flag: 'resample-groups',
+    arg: 'N',
+  }),
+  /*
+   * Validation episodes per published version, one per validation task (the same tasks and sampling
+   * seeds for every version: cli/demo/validate.ts). The A/B then compares the start with the last RL
+   * version, or an earlier one whose validation beats it by more than 1.645 standard errors. 32 at ~70%
+   * success is a standard error near 8 points: enough to tell a version at 90% from one at 60%, as seed
+   * 5's round 13 (94%) from its end (72%) in the issue's measurement.
+   */
+  validationTasks: quickSized('validationTasks', intBetween(0, 10_000).default(32), {
+    doc: 'validation episodes per published version; an earlier version better than the last by them ships (0: the last)',
+    flag: 'validation-tasks',
+    arg: 'N',
+  }),
   /** ≈ 100 per arm gives p < 0.05 for a 20-point gain around 30–50% (two-proportion z-test power ≈ 0.8). */
   evalPerArm: quickSized('evalPerArm', intBetween(2, 100_000).default(100), {
     doc: 'held-out eval episodes per A/B arm (one per eval task)',

@@ -1,10 +1,12 @@
 // The demo's HTTP client for the edge's rollout API: start a group (POST /v1/rollouts) and wait for
 // groups to end (GET /v1/groups/:id). The demo goes through the API, as a real client would, rather
 // than calling the store. Leaves out retries: the edge is in-process and local.
+import type { TaskSplit } from '../../protocol/statuses.ts';
+
 export interface StartGroupRequest {
   readonly env: string;
   readonly groupSize: number;
-  readonly split: 'train' | 'eval';
+  readonly split: TaskSplit;
   readonly taskSeed: number;
   readonly policy?: string;
   readonly experiment?: string;

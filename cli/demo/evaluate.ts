@@ -6,8 +6,8 @@
 // the statistics to the experiments report (experiments/load-ab-report.ts).
 import type { Store } from '../../db/store.ts';
 import { pickArm } from '../../experiments/pick-arm.ts';
-import type { Progress } from '../../trainer/train/progress.ts';
 import type { DemoConfig } from './demo-config.ts';
+import type { DemoProgress } from './demo-progress.ts';
 import type { PublishedVersion } from './demo-queries.ts';
 import type { EdgeClient } from './edge-client.ts';
 import type { StopSignal } from './stop-signal.ts';
@@ -28,35 +28,43 @@ export async function evaluate(
   config: DemoConfig,
   deps: {
     store: Store;
-    progress: Progress;
+    progress: DemoProgress;
     client: EdgeClient;
     start: PublishedVersion;
     final: PublishedVersion;
+    /** With --eval-last, a third arm for the newest version when it is not the one that ships. */
+    last?: PublishedVersion;
     stop: StopSignal;
   },
 ): Promise<EvalRun> {
   const { store, client, progress } = deps;
+  const lastArm =
+    config.evalLast && deps.last && deps.last.id !== deps.final.id && deps.last.id !== deps.start.id
+      ? deps.last
+      : undefined;
+  const armNames = lastArm ? (['start', 'final', 'last'] as const) : (['start', 'final'] as const);
   const experimentName = `demo-eval-${new Date().toISOString().replace(/[:.]/g, '-')}`;
   const { experiment } = await store.createExperiment({
     name: experimentName,
-    description: `demo: ${deps.start.adapterName} (start) vs ${deps.final.adapterName} (final) on held-out multi-hop tasks`,
+    description: `demo: ${deps.start.adapterName} (start) vs ${deps.final.adapterName} (final: the version that ships) on held-out multi-hop tasks`,
     metric: 'success',
     minSamples: config.evalPerArm,
     arms: [
       { name: 'start', policyVersionId: deps.start.id, weight: 1 },
       { name: 'final', policyVersionId: deps.final.id, weight: 1 },
+      ...(lastArm ? [{ name: 'last', policyVersionId: lastArm.id, weight: 1 }] : []),
     ],
   });
   // The arms as the edge's router reads them, in its order.
   const { arms } = await store.getExperiment({ experimentId: experiment.id });
   progress.line(
-    `experiment ${experimentName}: ${deps.start.adapterName} vs ${deps.final.adapterName}, ${config.evalPerArm} eval tasks per arm`,
+    `experiment ${experimentName}: ${deps.start.adapterName} vs ${deps.final.adapterName}${lastArm ? ` and the last, ${lastArm.adapterName}` : ''}, ${config.evalPerArm} eval tasks per arm`,
   );
   const groupIds: string[] = [];
   for (let i = 0; i < config.evalPerArm; i++) {
     deps.stop.check();
     const taskSeed = evalSeedBase + config.seed * 100_003 + i;
-    for (const armName of ['start', 'final'] as const) {
+    for (const [armIndex, armName] of armNames.entries()) {
       const stickinessKey = await keyForArm(experiment.id, `eval-${i}-${armName}`, arms, armName);
       const started = await client.startGroup({
         env: demoEnvironment,
@@ -68,7 +76,7 @@ export async function evaluate(
         settings: {
           temperature: config.temperature,
           maxTokens: config.maxTokensPerTurn,
-          seed: (taskSeed + (armName === 'final' ? 1 : 0)) % 2 ** 20,
+          seed: (taskSeed + armIndex) % 2 ** 20,
         },
       });
       if (started.arm !== armName)
@@ -77,7 +85,12 @@ export async function evaluate(
     }
   }
   const total = groupIds.length;
-  await client.waitForGroups(groupIds, (ended) => progress.microBatch(0, ended, total, 0, 0));
+  const bar = progress.bar('A/B evaluation', { unit: 'episodes', total });
+  try {
+    await client.waitForGroups(groupIds, (ended) => bar.update(ended, total));
+  } finally {
+    bar.end();
+  }
   return { experimentId: experiment.id, experimentName, start: deps.start, final: deps.final, groupIds };
 }
 

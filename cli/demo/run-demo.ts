@@ -14,8 +14,8 @@ import { createJudgeClient } from '../../trainer/ruler/judge-client.ts';
 import { createMemoryRulerCache } from '../../trainer/ruler/ruler-cache.ts';
 import { rulerConfigFromEnv } from '../../trainer/ruler/ruler-config.ts';
 import type { JudgeDeps } from '../../trainer/train/group-rewards.ts';
-import type { Progress } from '../../trainer/train/progress.ts';
 import { type DemoConfig, demoPaths } from './demo-config.ts';
+import type { DemoProgress } from './demo-progress.ts';
 import { publishedVersions, stepRewards, storeCounts } from './demo-queries.ts';
 import { evaluate } from './evaluate.ts';
 import { rlRounds } from './rl-rounds.ts';
@@ -23,10 +23,11 @@ import { type DemoServices, startServices } from './start-services.ts';
 import type { StopSignal } from './stop-signal.ts';
 import { type DemoPhase, type DemoSummary, demoQueries } from './summary.ts';
 import { demoPolicyName } from './trainer-config.ts';
+import { chooseShipped, describeChoice } from './validate.ts';
 import { warmStart } from './warm-start.ts';
 
 export interface DemoDeps {
-  readonly progress: Progress;
+  readonly progress: DemoProgress;
   readonly stop: StopSignal;
   readonly env: NodeJS.ProcessEnv;
 }
@@ -82,14 +83,17 @@ export async function runDemo(config: DemoConfig, deps: DemoDeps): Promise<DemoS
     stop.check();
 
     end = phase('evaluate', `4/5 A/B evaluation on held-out tasks (${config.evalPerArm} per arm)`);
-    const versions = await publishedVersions(store, demoPolicyName);
-    const final = versions.at(-1) ?? warm.version;
+    // The version that ships: the best RL version by validation, not necessarily the last.
+    const shipped = chooseShipped(config, await publishedVersions(store, demoPolicyName), rl.validation);
+    const final = shipped.version;
+    progress.line(describeChoice(shipped, rl.validation));
     const evalRun = await evaluate(config, {
       store,
       progress,
       client: services.client,
       start: warm.version,
       final,
+      last: shipped.last,
       stop,
     });
     // The verifier's reward, as the demo's success is the verifier's pass (RULER may score RL rounds).
@@ -110,6 +114,9 @@ export async function runDemo(config: DemoConfig, deps: DemoDeps): Promise<DemoS
       policy: demoPolicyName,
       startVersion: warm.version.adapterName,
       finalVersion: final.adapterName,
+      lastVersion: shipped.last.adapterName,
+      shipRule: shipped.rule,
+      validation: rl.validation,
       steps: await stepRewards(store, demoPolicyName),
       rounds: rl.rounds,
       reused: { model: !services.modelCreated, warmStart: warm.reused, rounds: rl.reusedRounds },

@@ -1,6 +1,7 @@
 // The demo's summary: one plain object (what `--json` prints) and its text rendering for people. The
 // A/B part is the experiments report (`edgerl ab report`'s), its p-values formatted as that report
 // formats them. Pure: no I/O.
+import type { VersionSplitReward } from '../../db/store.ts';
 import type { AbArmReport, AbReport } from '../../experiments/ab-report.ts';
 import { formatP } from '../../experiments/format-numbers.ts';
 import type { DemoConfig } from './demo-config.ts';
@@ -22,7 +23,13 @@ export interface DemoSummary {
   readonly console: { readonly command: string; readonly url: string };
   readonly policy: string;
   readonly startVersion: string;
+  /** The version that ships and that the A/B compares with the start (`shipRule` says how it was chosen). */
   readonly finalVersion: string;
+  /** The newest published version, which the loop ended with. */
+  readonly lastVersion: string;
+  readonly shipRule: 'best-validation' | 'last';
+  /** Every published version's validation episodes (cli/demo/validate.ts), in version order. */
+  readonly validation: readonly VersionSplitReward[];
   readonly steps: readonly StepReward[];
   readonly rounds: readonly RoundRecord[];
   readonly reused: { readonly model: boolean; readonly warmStart: boolean; readonly rounds: number };
@@ -90,6 +97,13 @@ export function formatSummary(summary: DemoSummary): string {
     lines.push(
       `  step ${String(step.step).padStart(3)}  ${(step.reward as number).toFixed(3)}  ${'#'.repeat(Math.round((step.reward as number) * 40))}`,
     );
+  if (summary.validation.length > 0) {
+    lines.push('', 'Validation success per version (the A/B tests the one that ships, marked *):');
+    for (const row of summary.validation)
+      lines.push(
+        `  ${(row.adapterName === summary.finalVersion ? '* ' : '  ') + row.adapterName.padEnd(10)} ${row.meanReward === null ? '–' : percent(row.meanReward).padStart(6)} (${row.episodes} episodes)`,
+      );
+  }
   lines.push('', `A/B on held-out tasks (experiment ${summary.experimentId}):`);
   for (const arm of ab.arms)
     lines.push(`  ${arm.name.padEnd(5)} ${arm.adapterName.padEnd(10)} ${describeArm(ab, arm)}`);

@@ -23,7 +23,8 @@ export function demoTrainConfig(
     servingDir: paths.adapters,
     inference: { baseUrl: [...inferenceUrls] },
     reward: withJudge ? 'ruler+verifier' : 'verifier',
-    groupsPerStep: config.groupsPerRound,
+    // A round's extra groups (--resample-groups) are claimed by the same cycle, never the next one's.
+    groupsPerStep: config.groupsPerRound + config.resampleGroups,
     owner: `demo:${resolve(paths.train)}`.slice(0, 200),
     seed: config.seed,
     // 0: the backend's default (trainer/train/workers/worker-count.ts).
@@ -33,6 +34,12 @@ export function demoTrainConfig(
     // Weight decay off in both phases: it pulls the adapter back towards the random base, and the
     // runs are short (hypothesis list of the tuning issue; SFT recipes commonly use 0).
     loss: { learningRate: config.rlLearningRate, weightDecay: 0 },
+    // One GRPO step per round, so a cosine decays over the rounds.
+    lrSchedule: {
+      kind: config.lrSchedule,
+      warmupSteps: config.lrWarmupSteps,
+      decaySteps: config.lrSchedule === 'cosine' ? config.rounds : null,
+    },
     lora: {
       r: config.loraRank,
       alpha: 2 * config.loraRank,

@@ -6,10 +6,10 @@ import type { Store } from '../../db/store.ts';
 import { getEnvironment } from '../../edge/environments/environments.ts';
 import { type MultiHopTask, sampleMultiHopTask, solve } from '../../edge/environments/multi-hop.ts';
 import { seededRandom } from '../../edge/environments/seeded-random.ts';
-import type { Progress } from '../../trainer/train/progress.ts';
 import { runSft } from '../../trainer/train/sft.ts';
 import { TrainerSession } from '../../trainer/train/trainer-session.ts';
 import type { DemoConfig, DemoPaths } from './demo-config.ts';
+import type { DemoProgress } from './demo-progress.ts';
 import { type PublishedVersion, publishedVersions } from './demo-queries.ts';
 import { demoEnvironment, demoPolicyName, demoTrainConfig } from './trainer-config.ts';
 
@@ -40,7 +40,7 @@ export function demonstrationLines(count: number, seed: number, giveUpRate: numb
 export async function warmStart(
   config: DemoConfig,
   paths: DemoPaths,
-  deps: { store: Store; progress: Progress; inferenceUrls: readonly string[] },
+  deps: { store: Store; progress: DemoProgress; inferenceUrls: readonly string[] },
 ): Promise<WarmStartResult> {
   const existing = await publishedVersions(deps.store, demoPolicyName);
   const first = existing[0];
@@ -59,6 +59,8 @@ export async function warmStart(
       progress: deps.progress,
     },
   );
+  const steps = config.sftEpochs * Math.ceil(config.sftDemonstrations / config.sftBatch);
+  const bar = deps.progress.bar('warm start', { unit: 'steps', total: steps, countsSteps: true });
   try {
     const report = await runSft(session);
     if (report.kind !== 'published')
@@ -67,6 +69,7 @@ export async function warmStart(
     if (!version) throw new Error('the warm start published no version');
     return { version, reused: false, steps: report.steps };
   } finally {
+    bar.end();
     await session.close();
   }
 }

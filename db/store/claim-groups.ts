@@ -5,8 +5,10 @@
 // WHERE clause (Postgres manual §13.2.1), so a fresh lease is never taken over.
 import { and, asc, eq, inArray, isNull, lt, lte, notInArray, or, sql } from 'drizzle-orm';
 import { z } from 'zod';
+import { taskSplits } from '../../protocol/statuses.ts';
 import { policyVersions } from '../schema/policies.ts';
 import { type RolloutGroup, rolloutGroups } from '../schema/rollout-groups.ts';
+import { tasks } from '../schema/tasks.ts';
 import type { StoreDb } from '../store-db.ts';
 import { defaultLeaseSeconds, id, leaseOwner, leaseSeconds } from './fields.ts';
 import { claimableStatuses } from './group-transitions.ts';
@@ -27,6 +29,11 @@ export const claimGroupsSchema = z.object({
   retryUnscored: z.boolean().default(false),
   /** Groups not to take (a trainer's groups the judge already failed in this cycle). */
   excludeIds: z.array(id).max(10_000).default([]),
+  /**
+   * Only groups whose task is in one of these splits (the trainer: `train`, so validation and eval
+   * episodes, which choose and judge versions, never become training data). Absent: any split.
+   */
+  splits: z.array(z.enum(taskSplits)).min(1).optional(),
 });
 export type ClaimGroupsInput = z.input<typeof claimGroupsSchema>;
 
@@ -50,6 +57,12 @@ export async function claimGroups(db: StoreDb, input: ClaimGroupsInput): Promise
           ),
           or(isNull(rolloutGroups.leaseExpiresAt), lt(rolloutGroups.leaseExpiresAt, sql`now()`)),
           claim.excludeIds.length > 0 ? notInArray(rolloutGroups.id, claim.excludeIds) : undefined,
+          claim.splits
+            ? inArray(
+                rolloutGroups.taskId,
+                tx.select({ id: tasks.id }).from(tasks).where(inArray(tasks.split, claim.splits)),
+              )
+            : undefined,
           claim.policyId
             ? inArray(
                 rolloutGroups.policyVersionId,

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { type TaskSplit, taskSplits } from '../../protocol/statuses.ts';
 import { defineEnvironment, type EnvironmentDefinition } from './environment.ts';
 import { environmentNames, getEnvironment } from './environments.ts';
 import { defineTool } from './tool.ts';
 
 interface CountTask {
   id: string;
-  split: 'train' | 'eval';
+  split: TaskSplit;
   prompt: string;
   n: number;
 }
@@ -19,7 +20,7 @@ const base: EnvironmentDefinition<CountTask> = {
   maxTurns: 2,
   taskSchema: z.object({
     id: z.string(),
-    split: z.enum(['train', 'eval']),
+    split: z.enum(taskSplits),
     prompt: z.string(),
     n: z.number(),
   }),

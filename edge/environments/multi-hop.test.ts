@@ -41,15 +41,21 @@ describe('multi-hop tasks', () => {
     expect([...hopCounts].sort()).toEqual([2, 3]);
   });
 
-  it('keeps train and eval disjoint, each task in the split its id hashes to', () => {
+  it('keeps train, validation and eval disjoint, each task in the split its id hashes to', () => {
     const train = multiHop.tasks('train', 400, 11);
     const evalTasks = multiHop.tasks('eval', 400, 11);
+    const validation = multiHop.tasks('validation', 200, 11);
     const trainIds = new Set(train.map((task) => task.id));
+    const evalIds = new Set(evalTasks.map((task) => task.id));
     expect(evalTasks.some((task) => trainIds.has(task.id))).toBe(false);
-    // Eval is FNV-1a(id) mod 1000 below 200 (one task in five), recomputed here from the hash alone.
-    for (const task of [...train, ...evalTasks]) {
-      expect(hashString(task.id) % 1000 < 200 ? 'eval' : 'train').toBe(task.split);
-    }
+    expect(validation.some((task) => trainIds.has(task.id) || evalIds.has(task.id))).toBe(false);
+    // FNV-1a(id) mod 1000: below 50 validation, 50–199 eval, the rest train (recomputed from the hash
+    // alone): train is the 80% it was before validation was carved out of the held-out fifth.
+    const expected = (id: string) => {
+      const bucket = hashString(id) % 1000;
+      return bucket < 50 ? 'validation' : bucket < 200 ? 'eval' : 'train';
+    };
+    for (const task of [...train, ...evalTasks, ...validation]) expect(expected(task.id)).toBe(task.split);
   });
 
   it('accepts the bare value and common wrappings, nothing else', () => {

@@ -285,7 +285,15 @@ async function chooseTask(
   }
   const seed = request.taskSeed ?? (context.randomSeed ?? randomSeed)();
   // The environment's own sampler: typed already, and plain JSON (the store checks that again).
-  const task = environment.sampleTask(request.split ?? 'train', seed);
+  const split = request.split ?? 'train';
+  let task: EnvironmentTask;
+  try {
+    task = environment.sampleTask(split, seed);
+  } catch (error) {
+    // An environment without tasks in a split (sql-agent has no validation questions) refuses it.
+    if (split === 'train') throw error;
+    throw invalidField('split', `${environment.name} cannot sample a ${split} task: ${errorMessage(error)}`);
+  }
   const taskRow = await store.upsertTask({
     env: environment.name,
     key: task.id,

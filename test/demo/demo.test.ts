@@ -69,18 +69,34 @@ describe('edgerl demo --quick --json --replicas 2', () => {
       expect(summary.ab.arms.some((arm) => arm.rewarded === 0)).toBe(true);
     }
     expect(summary.rounds).toHaveLength(1);
+    // The version that ships was chosen (by validation, or the last when RL published nothing).
+    expect(summary.validation.map((row) => row.episodes)).toEqual(summary.validation.map(() => 2));
+    expect(['best-validation', 'last']).toContain(summary.shipRule);
     expect(summary.queries).toHaveLength(3);
     for (const phase of ['services', 'warmStart', 'rl', 'evaluate', 'report', 'total'])
       expect(summary.seconds[phase as keyof DemoSummary['seconds']]).toBeGreaterThanOrEqual(0);
   });
 
   it('leaves groups, trajectories with token-exact turns, steps, versions and the experiment in the store', async () => {
-    // 1 round × 2 groups of 2 for training, then 3 eval tasks × 2 arms as groups of 1.
-    const [[groups, trajectories]] = (await query(
-      'select (select count(*) from rollout_groups), (select count(*) from trajectories)',
-    )) as [[number, number]];
-    expect(Number(groups)).toBe(2 + 6);
-    expect(Number(trajectories)).toBe(4 + 6);
+    // 1 round × 2 groups of 2 for training, 2 validation tasks per published version as groups of 1,
+    // then 3 eval tasks × 2 arms as groups of 1.
+    const perSplit = await query(
+      `select t.split, count(distinct g.id), count(r.id) from rollout_groups g join tasks t on t.id = g.task_id
+         join trajectories r on r.group_id = g.id group by t.split order by t.split`,
+    );
+    const [[published]] = (await query(
+      `select count(*) from policy_versions where status = 'published' and version >= 1`,
+    )) as [[number]];
+    expect(perSplit.map(([split, groups, episodes]) => [split, Number(groups), Number(episodes)])).toEqual([
+      ['eval', 6, 6],
+      ['train', 2, 4],
+      ['validation', 2 * Number(published), 2 * Number(published)],
+    ]);
+    // Held-out groups are never trained on: no validation or eval group is marked trained.
+    const [[trainedHeldOut]] = (await query(
+      `select count(*) from rollout_groups g join tasks t on t.id = g.task_id where t.split <> 'train' and g.status = 'trained'`,
+    )) as [[number]];
+    expect(Number(trainedHeldOut)).toBe(0);
     const [[withIds]] = (await query(
       `select count(*) from turns where role = 'assistant' and cardinality(completion_token_ids) > 0`,
     )) as [[number]];

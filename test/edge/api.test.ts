@@ -61,6 +61,8 @@ describe('validation', () => {
       [{ env: 'multi-hop', groupSize: 1000 }, 'groupSize'],
       [{ env: 'no-such-env', groupSize: 2 }, 'env'],
       [{ env: 'multi-hop', groupSize: 2, split: 'test' }, 'split'],
+      // sql-agent has no validation questions: a split it cannot sample is the request's fault.
+      [{ env: 'sql-agent', groupSize: 2, split: 'validation' }, 'split'],
       [{ env: 'multi-hop', groupSize: 2, taskId: 'abc' }, 'taskId'],
       [{ env: 'multi-hop', groupSize: 2, taskId: '00000000-0000-4000-8000-000000000000' }, 'taskId'],
       [

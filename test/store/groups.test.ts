@@ -310,6 +310,20 @@ describe('claiming groups', () => {
     expect(claimed.map((group) => group.id)).toEqual([mine.group.id]);
   });
 
+  it('filters claims by task split: held-out groups stay unclaimed for the trainer', async () => {
+    await drainClaims();
+    const train = await makeGroup(store, { size: 1, split: 'train' });
+    const validation = await makeGroup(store, { size: 1, split: 'validation' });
+    const held = await makeGroup(store, { size: 1, split: 'eval' });
+    for (const fixture of [train, validation, held])
+      await store.finishTrajectory({ trajectoryId: fixture.trajectories[0]?.id ?? '', status: 'finished' });
+    const claimed = await store.claimGroups({ owner: 'split-trainer', splits: ['train'], limit: 10 });
+    expect(claimed.map((group) => group.id)).toEqual([train.group.id]);
+    // Without the filter every split is claimable: the two held-out groups are still free.
+    const rest = await store.claimGroups({ owner: 'split-other', limit: 10 });
+    expect(rest.map((group) => group.id).sort()).toEqual([validation.group.id, held.group.id].sort());
+  });
+
   it('rejects a bad claim with the field named', async () => {
     const error = await rejection(store.claimGroups({ owner: '', limit: 0 }));
     expect(error.code).toBe('validation');

@@ -41,7 +41,8 @@ describe.runIf(testServerUrl)('the Neon WebSocket driver', () => {
     const views = await store.sql.query(
       "select table_name from information_schema.views where table_schema = 'public' order by table_name",
     );
-    // The store's own four views plus the analysis views of the A/B migration (0004_analytics_views).
+    // The store's own four views, the analysis views of the A/B migration (0004_analytics_views) and
+    // the per-version split rewards (0016_validation_split).
     expect(views.rows.flat()).toEqual([
       'env_outcome_rates',
       'experiment_arm_stats',
@@ -52,6 +53,7 @@ describe.runIf(testServerUrl)('the Neon WebSocket driver', () => {
       'tool_error_rates',
       'trajectory_summaries',
       'turn_log',
+      'version_split_rewards',
       'worst_trajectories',
     ]);
   });

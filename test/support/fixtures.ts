@@ -1,5 +1,6 @@
 // Small builders for store tests: unique names, a task with a group, and turn records.
 import { randomUUID } from 'node:crypto';
+import type { TaskSplit } from '../../protocol/statuses.ts';
 import type { TurnInput } from '../../protocol/turn.ts';
 import type { RolloutGroup } from '../../db/schema/rollout-groups.ts';
 import type { Task } from '../../db/schema/tasks.ts';
@@ -20,13 +21,20 @@ export interface GroupFixture {
 /** A task, a group of `size` on it, and `started` trajectories in the group (default: all of them). */
 export async function makeGroup(
   store: Store,
-  options: { size?: number; started?: number; env?: string; policyVersionId?: string } = {},
+  options: {
+    size?: number;
+    started?: number;
+    env?: string;
+    policyVersionId?: string;
+    split?: TaskSplit;
+  } = {},
 ): Promise<GroupFixture> {
   const size = options.size ?? 2;
   const task = await store.upsertTask({
     env: options.env ?? 'test-env',
     key: uniqueName('task'),
     input: { q: 1 },
+    ...(options.split ? { split: options.split } : {}),
   });
   const group = await store.createGroup({ taskId: task.id, size, policyVersionId: options.policyVersionId });
   const trajectories: Trajectory[] = [];

@@ -163,8 +163,11 @@ describe('checkpoints', () => {
       [3, 'agent@3', true],
       [4, undefined, false],
     ]);
-    await pruneCheckpoints(dir, 2);
-    expect(await readdir(join(dir, 'checkpoints'))).toEqual(['0002', '0003', '0004']);
+    // v1 was the best by validation: kept beside the newest two committed and the pending one.
+    await pruneCheckpoints(dir, 1, new Set(['v1']));
+    expect(await readdir(join(dir, 'checkpoints'))).toEqual(['0001', '0003', '0004']);
+    await pruneCheckpoints(dir, 1);
+    expect(await readdir(join(dir, 'checkpoints'))).toEqual(['0003', '0004']);
     optimizer.dispose();
     model.dispose();
   });

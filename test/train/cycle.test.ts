@@ -208,6 +208,42 @@ describe('edgerl train --once (in process)', () => {
     }
   });
 
+  it('warms the rate up over fresh moments and never trains on validation or eval groups', async () => {
+    const { base } = await seedPolicy(store, 'agent-w');
+    const train = await seedGroup(store, sampler, tokenizer, {
+      versionId: base.id,
+      rewards: [1, 0],
+      seed: 21,
+    });
+    const held = await Promise.all(
+      (['validation', 'eval'] as const).map((split, index) =>
+        seedGroup(store, sampler, tokenizer, {
+          versionId: base.id,
+          rewards: [1, 0],
+          seed: 22 + index,
+          split,
+        }),
+      ),
+    );
+    const session = await TrainerSession.open(config('agent-w', { lrSchedule: { warmupSteps: 4 } }), deps());
+    try {
+      const report = await runCycle(session);
+      if (report.kind !== 'published') throw new Error(`not published: ${report.kind}`);
+      expect(report.groupIds).toEqual([train.groupId]);
+      // Step 1 of a 4-step warm-up: a quarter of --lr (5e-3).
+      const [metrics] = (await row(
+        'select s.metrics from training_steps s join policy_versions v on v.training_run_id = s.training_run_id where v.id = $1',
+        [report.versionId],
+      )) as [Record<string, number>];
+      expect(metrics.lr).toBeCloseTo(5e-3 / 4, 15);
+      for (const group of held)
+        expect((await store.getGroup({ groupId: group.groupId })).group.status).toBe('complete');
+      expect(await runCycle(session)).toEqual({ kind: 'idle', setAside: 0 });
+    } finally {
+      await session.close();
+    }
+  });
+
   it('scores with RULER (the judge double) before training', async () => {
     const { policy, base } = await seedPolicy(store, 'agent-r');
     const seeded = await seedGroup(store, sampler, tokenizer, {

@@ -173,10 +173,19 @@ export async function discardCheckpoint(checkpoint: Checkpoint, why: string): Pr
   return target;
 }
 
-/** Deletes committed checkpoints beyond the newest `keep`; pending ones are never deleted. */
-export async function pruneCheckpoints(root: string, keep: number): Promise<string[]> {
+/**
+ * Deletes committed checkpoints beyond the newest `keep`, except those whose version `keepVersions`
+ * names (the best by validation: best-version.ts); pending ones are never deleted.
+ */
+export async function pruneCheckpoints(
+  root: string,
+  keep: number,
+  keepVersions: ReadonlySet<string> = new Set(),
+): Promise<string[]> {
   const committed = (await listCheckpoints(root)).filter((checkpoint) => checkpoint.commit);
-  const doomed = committed.slice(0, Math.max(0, committed.length - keep));
+  const doomed = committed
+    .slice(0, Math.max(0, committed.length - keep))
+    .filter((checkpoint) => !keepVersions.has(checkpoint.commit?.versionId ?? ''));
   for (const checkpoint of doomed) await rm(checkpoint.dir, { recursive: true, force: true });
   return doomed.map((checkpoint) => checkpoint.dir);
 }

@@ -16,11 +16,13 @@ import { isStoreError } from '../../db/errors.ts';
 import {
   type Checkpoint,
   discardCheckpoint,
+  listCheckpoints,
   pruneCheckpoints,
   writeCommit,
   writePublication,
 } from './checkpoint.ts';
 import { abTestName } from './ab-test-name.ts';
+import { versionsToKeep } from './best-version.ts';
 import type { LeaseKeeper } from './lease-keeper.ts';
 import type { PublishStage } from './publish.ts';
 import { type FleetPublishOutcome, publishToFleet } from './publish-fleet.ts';
@@ -184,7 +186,7 @@ export async function finishCheckpoint(
   session.pending = undefined;
   session.lineage = { ...session.lineage, parentVersionId: publication.versionId };
   const experimentId = await openAbTest(session, publication, state.parentVersionId);
-  await pruneCheckpoints(config.outputDir, config.keepCheckpoints);
+  await prune(session);
   return {
     kind: 'published',
     adapterName: publication.adapterName,
@@ -261,4 +263,34 @@ async function openAbTest(
     progress.line(`could not open the A/B experiment for ${publication.adapterName}: ${errorMessage(error)}`);
     return undefined;
   }
+}
+
+/**
+ * Retention: the newest --keep-checkpoints and the --keep-best-checkpoints best by validation
+ * (versionsToKeep). The scores are read when this version was just published, so its own validation
+ * is not in yet; it is the newest, kept anyway. A failed read keeps every checkpoint this time.
+ */
+async function prune(session: TrainerSession): Promise<void> {
+  const { config, deps } = session;
+  let keepVersions = new Set<string>();
+  if (config.keepBestCheckpoints > 0) {
+    try {
+      const scores = await deps.store.versionSplitRewards({
+        policyId: session.policy.id,
+        split: 'validation',
+      });
+      const committed = (await listCheckpoints(config.outputDir)).flatMap((checkpoint) =>
+        checkpoint.commit ? [checkpoint.commit.versionId] : [],
+      );
+      keepVersions = versionsToKeep(committed, scores, {
+        keepLatest: config.keepCheckpoints,
+        keepBest: config.keepBestCheckpoints,
+        minEpisodes: 1,
+      });
+    } catch (error) {
+      deps.progress.line(`kept every checkpoint: validation scores unreadable (${errorMessage(error)})`);
+      return;
+    }
+  }
+  await pruneCheckpoints(config.outputDir, config.keepCheckpoints, keepVersions);
 }

@@ -45,6 +45,9 @@ export async function prepareStep(
       // Judged modes take unscored groups back once their wait is over (protocol/score-retry.ts).
       retryUnscored: config.reward !== 'verifier',
       excludeIds: [...unscored],
+      // Held-out episodes (validation, eval) choose and judge versions; training on them would
+      // leak the very tasks that measure the policy.
+      splits: ['train'],
     });
     if (claimed.length === 0) break;
     keeper.hold(claimed.map((group) => group.id));

@@ -9,6 +9,7 @@ import { type StepRecord, writeCheckpoint } from './checkpoint.ts';
 import { catchUpFleet, describeCatchUp } from './catch-up-fleet.ts';
 import { type FinishOutcome, finishCheckpoint } from './finish-checkpoint.ts';
 import { LeaseKeeper } from './lease-keeper.ts';
+import { scheduledLearningRate } from './lr-schedule.ts';
 import { prepareStep, trajectoryNotes } from './prepare-step.ts';
 import { formatStepLine, stepRecordMetrics } from './step-summary.ts';
 import { trainStep } from './train-step.ts';
@@ -58,6 +59,12 @@ export async function runCycle(session: TrainerSession): Promise<CycleReport> {
       if (prepared.batch.sequences.length === 0) continue;
       const trainingRunId = await session.ensureTrainingRun();
       const step = session.lineage.step + 1;
+      // The schedule counts this optimiser's own steps (fresh moments after SFT restart its warm-up).
+      const learningRate = scheduledLearningRate(
+        config.loss.learningRate,
+        session.optimizer.step + 1,
+        config.lrSchedule,
+      );
       const started = performance.now();
       const result = await trainStep(
         session.model,
@@ -76,7 +83,7 @@ export async function runCycle(session: TrainerSession): Promise<CycleReport> {
           },
           microBatchTokens: config.loss.microBatchTokens,
           maxGradNorm: config.loss.maxGradNorm,
-          learningRate: config.loss.learningRate,
+          learningRate,
           padTokenId: session.tokenizer.padTokenId,
           workers: session.workers,
           onMicroBatch: (done, total, tokens) =>
@@ -88,7 +95,7 @@ export async function runCycle(session: TrainerSession): Promise<CycleReport> {
         batch: prepared.batch,
         result,
         maxGradNorm: config.loss.maxGradNorm,
-        learningRate: config.loss.learningRate,
+        learningRate,
       });
       session.lineage = { ...session.lineage, step, trainingRunId };
       steps.push({ step, metrics, groupIds: prepared.used });

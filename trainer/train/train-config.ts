@@ -12,6 +12,7 @@ import { finiteNumber, intBetween, numberWhere, oneOf } from '../../protocol/con
 import { lossConfigSchema } from '../grpo/loss-config.ts';
 import { inferenceEndpointSchema } from './inference-endpoint.ts';
 import { loraSettingsSchema } from './lora-settings.ts';
+import { lrScheduleSettingsSchema } from './lr-schedule-settings.ts';
 import { scoreRetrySettingsSchema } from './score-retry-settings.ts';
 import { sftSection, sftSettingsSchema } from './sft-settings.ts';
 import { trainConfigChecks } from './train-config-checks.ts';
@@ -157,6 +158,7 @@ export const trainConfigSchema = z
       .prefault({}),
     scoreRetry: scoreRetrySettingsSchema,
     loss: lossConfigSchema.prefault({}),
+    lrSchedule: lrScheduleSettingsSchema,
     groupsPerStep: documented(intBetween(1, 1000).default(8), {
       doc: 'groups claimed per optimiser step',
       source: 'an edgerl choice: with groups of 4–8 episodes, 32–64 episodes a step',
@@ -209,6 +211,14 @@ export const trainConfigSchema = z
       source: "an edgerl choice, like transformers' save_total_limit",
       flag: 'keep-checkpoints',
       arg: 'N',
+      section: leases,
+    }),
+    keepBestCheckpoints: documented(intBetween(0, 100_000).default(1), {
+      doc: 'also keep the checkpoints of this many versions with the best mean verifier reward on validation-split episodes (0: the newest only)',
+      source:
+        "OpenPipe ART's delete_checkpoints(best_checkpoint_metric=...), which keeps the latest and the best",
+      flag: 'keep-best-checkpoints',
+      arg: 'K',
       section: leases,
     }),
     sft: sftSettingsSchema,

@@ -404,11 +404,19 @@ function runConfigSummary(config: TrainConfig): Record<string, unknown> {
       maxGradNorm: Number.isFinite(config.loss.maxGradNorm) ? config.loss.maxGradNorm : null,
     },
     lora: config.lora,
+    // Only a schedule other than the default enters the hash, so runs from before it existed continue.
+    ...(config.mode === 'rl' && !isDefaultSchedule(config.lrSchedule)
+      ? { lrSchedule: config.lrSchedule }
+      : {}),
     groupsPerStep: config.groupsPerStep,
     stepsPerCycle: config.stepsPerCycle,
     seed: config.seed,
     ...(config.mode === 'sft' ? { sft: config.sft } : {}),
   };
+}
+
+function isDefaultSchedule(schedule: TrainConfig['lrSchedule']): boolean {
+  return schedule.kind === 'constant' && schedule.warmupSteps === 0;
 }
 
 export function trainingConfigHash(config: TrainConfig): string {

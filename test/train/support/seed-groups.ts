@@ -1,5 +1,6 @@
 // Seeds rollout groups for trainer tests straight into the store, with assistant turns sampled from the
 // tiny model itself (real completion token ids and logprobs), so the tests need no edge. Test-only.
+import type { TaskSplit } from '../../../protocol/statuses.ts';
 import type { Store } from '../../../db/store.ts';
 import type { ChatMessage, ToolSpec } from '../../../protocol/chat.ts';
 import type { PolicyModel } from '../../../model/policy-model.ts';
@@ -39,12 +40,15 @@ export async function seedGroup(
     question?: string;
     /** Stored with each trajectory and offered to the model when sampling its turn. */
     tools?: ToolSpec[];
+    /** The task's split (default the store's: train). */
+    split?: TaskSplit;
   },
 ): Promise<SeededGroup> {
   const task = await store.upsertTask({
     env: options.env ?? 'tiny-test',
     key: uniqueName('task'),
     input: { seed: options.seed },
+    ...(options.split ? { split: options.split } : {}),
   });
   const group = await store.createGroup({
     taskId: task.id,

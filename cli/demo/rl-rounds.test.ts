@@ -1,0 +1,38 @@
+// The resampling rule of the RL rounds: which groups carry GRPO signal (verifier rewards that differ)
+// and how many more groups a round rolls out (the shortfall, within the per-round bound).
+import { describe, expect, it } from 'vitest';
+import type { GroupView } from './edge-client.ts';
+import { hasRewardSpread, resampleCount } from './rl-rounds.ts';
+
+const group = (rewards: (number | null)[]): GroupView => ({
+  group: { id: 'g', status: 'complete', size: rewards.length },
+  progress: { size: rewards.length, ended: rewards.length },
+  trajectories: rewards.map((verifierReward) => ({
+    status: verifierReward === null ? 'error' : 'finished',
+    verifierReward,
+    experimentArmId: null,
+  })),
+});
+
+describe('hasRewardSpread', () => {
+  it('is true only when two rewarded episodes differ', () => {
+    expect(hasRewardSpread(group([1, 0, 1]))).toBe(true);
+    expect(hasRewardSpread(group([0.25, 0.5]))).toBe(true);
+    expect(hasRewardSpread(group([1, 1, 1]))).toBe(false);
+    expect(hasRewardSpread(group([0, 0]))).toBe(false);
+    // Errors have no reward: one rewarded episode has nothing to differ from.
+    expect(hasRewardSpread(group([1, null, null]))).toBe(false);
+    expect(hasRewardSpread(group([]))).toBe(false);
+  });
+});
+
+describe('resampleCount', () => {
+  it('asks for the shortfall, never beyond the bound, and nothing when off', () => {
+    expect(resampleCount(5, 8, 0, 8)).toBe(3);
+    expect(resampleCount(5, 8, 6, 8)).toBe(2);
+    expect(resampleCount(2, 8, 0, 4)).toBe(4);
+    expect(resampleCount(8, 8, 0, 8)).toBe(0);
+    expect(resampleCount(9, 8, 0, 8)).toBe(0);
+    expect(resampleCount(0, 8, 0, 0)).toBe(0);
+  });
+});
