@@ -130,4 +130,11 @@ export const embeddedMigrations: readonly EmbeddedMigration[] = [
     hash: '41a836196ee4a2d06a4ef6fa917a023732c5925581e0b504b9cdf1a9d8c60147',
     sql: 'ALTER TABLE "rollout_groups" ADD COLUMN "ingest_key" text;--> statement-breakpoint\nCREATE UNIQUE INDEX "rollout_groups_ingest_key_idx" ON "rollout_groups" USING btree ("ingest_key");',
   },
+  {
+    tag: '0017_training_step_times',
+    folderMillis: 1796137661524,
+    breakpoints: true,
+    hash: '0f19029e8f9f33f32b649d636bad1f40678391c9667e97d5ff7b9983fed83171',
+    sql: 'ALTER TABLE "training_steps" ADD COLUMN "started_at" timestamp with time zone;--> statement-breakpoint\nALTER TABLE "training_steps" ADD COLUMN "finished_at" timestamp with time zone;',
+  },
 ];

@@ -25,6 +25,7 @@ const sections = [
   'Where',
   'Rewards and advantages',
   'Loss and optimiser',
+  'Off-policy data',
   'LoRA',
   'Leases and checkpoints',
   'Publication',
