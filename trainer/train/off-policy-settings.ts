@@ -20,7 +20,7 @@ export const offPolicySettingsSchema = z
       section: offPolicySection,
     }),
     correction: documented(oneOf(rolloutCorrectionKinds).nullable().default(null), {
-      doc: "tis: weight each trained token's loss by min(π_head / π_sampler, --is-cap) against the recorded sampling logprobs, the clipped ratio taken against the head (decoupled PPO); none: the ratio against the sampler, as a synchronous trainer does",
+      doc: "tis: weight each trained token's loss by min(π_trainer / π_sampler, --is-cap), π_sampler from the recorded sampling logprobs, and take the clipped ratio against the trainer's own (decoupled PPO); none: the ratio against the sampler's, as before",
       shownDefault: 'tis with --continuous, none otherwise',
       source:
         'truncated importance sampling (Yao et al. 2025, fengyao.notion.site/off-policy-rl); verl rollout correction',

@@ -39,6 +39,11 @@ export async function seedGroup(
     question?: string;
     /** Stored with each trajectory and offered to the model when sampling its turn. */
     tools?: ToolSpec[];
+    /**
+     * Added to every stored sampling logprob: a sampler that found each token e^offset times as
+     * likely as this model does (an older version, or another engine's numerics).
+     */
+    logprobOffset?: number;
   },
 ): Promise<SeededGroup> {
   const task = await store.upsertTask({
@@ -82,7 +87,7 @@ export async function seedGroup(
       role: 'assistant',
       content: turn.content,
       completionTokenIds: turn.completionTokenIds,
-      completionLogprobs: turn.completionLogprobs,
+      completionLogprobs: turn.completionLogprobs.map((logprob) => logprob + (options.logprobOffset ?? 0)),
       servedBy: 'tiny',
     });
     await store.finishTrajectory({ trajectoryId: trajectory.id, status: 'finished', verifierReward: reward });
