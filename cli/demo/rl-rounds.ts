@@ -25,7 +25,7 @@ export interface RoundRecord {
 }
 
 /** RL task seeds start here, apart from the demonstrations' and eval's. */
-const rlSeedBase = 2_000_000;
+export const rlSeedBase = 2_000_000;
 
 export async function rlRounds(
   config: DemoConfig,
