@@ -57,7 +57,7 @@ async function offPolicyFigures(summary: DemoSummary): Promise<string[]> {
     );
     return [
       `  async off-policy data over ${steps} GRPO step(s): staleness mean ${f(staleMean, 2)}, max ${f(staleMax, 0)} version(s) behind; ${f(skipped, 0)} group(s) skipped as stale (${skippedGroups[0]?.[0]} marked in rollout_groups)`,
-      `  async importance weights: mean ${f(weightMean, 3)}, max ${f(weightMax, 3)} (cap 2), ${(100 * Number(truncated ?? 0)).toFixed(2)}% of tokens at the cap, largest untruncated ratio ${f(ratioMax, 2)}`,
+      `  async importance weights: mean ${f(weightMean, 4)}, max ${f(weightMax, 3)} (cap 2), ${(100 * Number(truncated ?? 0)).toFixed(4)}% of tokens at the cap (mean over steps), largest untruncated ratio ${f(ratioMax, 2)}`,
     ];
   } finally {
     await store.close();
