@@ -4,7 +4,10 @@
 // budget of the issue; before the demo, the SFT warm start's tokens/s with 1 worker and with N
 // (bench/warm-start-throughput.ts; N: `--workers N`, else the backend's default, which the demo uses
 // too). Extra arguments go to `edgerl demo` (e.g. `-- --rounds 16`); `-- --sft-only` stops after the
-// warm-start figures.
+// warm-start figures. `-- --async` runs the demo twice in the same run instead, synchronous rounds then
+// the same rollouts and steps overlapped (`edgerl demo --async`), and prints their wall time and
+// held-out gain side by side with the async run's staleness and importance-weight statistics
+// (bench/async-comparison.ts); it leaves out the warm-start figures.
 import { mkdtempSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,7 +24,11 @@ const budgetSeconds = 600;
 
 const args = process.argv.slice(2);
 const sftOnly = args.includes('--sft-only');
-const demoArgs = args.filter((arg) => arg !== '--sft-only');
+const demoArgs = args.filter((arg) => arg !== '--sft-only' && arg !== '--async');
+if (args.includes('--async')) {
+  const { compareAsync } = await import('./async-comparison.ts');
+  process.exit(await compareAsync(demoArgs));
+}
 // The demo reads EDGERL_BACKEND; the same backend (first available without it) for the figures.
 const backend = await selectBackend({ requested: backendFromArgs([], process.env) });
 const workersFlag = flagValue('workers', demoArgs);

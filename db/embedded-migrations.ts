@@ -137,4 +137,11 @@ export const embeddedMigrations: readonly EmbeddedMigration[] = [
     hash: '7b993f2b9440eda25cb9aa7607384cc7808dfd6ab2a641499f8f9bc42797c932',
     sql: 'ALTER TABLE "tasks" DROP CONSTRAINT "tasks_split_check";--> statement-breakpoint\nALTER TABLE "tasks" ADD CONSTRAINT "tasks_split_check" CHECK ("tasks"."split" in (\'train\', \'eval\', \'validation\'));--> statement-breakpoint\n\n-- Reward by policy version and task split: what each version scored on the tasks of each split\n-- (train: the rollouts it served; validation: the episodes that choose which version ships; eval: the\n-- A/B comparison), from ended trajectories of rollout groups (a group names its task). The mean is of\n-- verifier_reward (the environment\'s own check, what the demo and `edgerl ab report` call success),\n-- over the episodes that have one: an infrastructure error is counted, not scored as a failure.\nCREATE VIEW "version_split_rewards" AS\nSELECT\n  p.name AS policy,\n  pv.id AS policy_version_id,\n  pv.version,\n  pv.adapter_name,\n  t.env,\n  tk.split,\n  count(*)::integer AS trajectory_count,\n  count(t.verifier_reward)::integer AS rewarded_count,\n  (count(*) FILTER (WHERE t.status = \'error\'))::integer AS error_count,\n  avg(t.verifier_reward) AS verifier_reward_mean,\n  max(t.finished_at) AS last_finished_at\nFROM trajectories t\nJOIN tasks tk ON tk.id = t.task_id\nJOIN policy_versions pv ON pv.id = t.policy_version_id\nJOIN policies p ON p.id = pv.policy_id\nWHERE t.status <> \'running\'\nGROUP BY p.name, pv.id, t.env, tk.split;\n',
   },
+  {
+    tag: '0018_training_step_times',
+    folderMillis: 1796139899569,
+    breakpoints: true,
+    hash: '0f19029e8f9f33f32b649d636bad1f40678391c9667e97d5ff7b9983fed83171',
+    sql: 'ALTER TABLE "training_steps" ADD COLUMN "started_at" timestamp with time zone;--> statement-breakpoint\nALTER TABLE "training_steps" ADD COLUMN "finished_at" timestamp with time zone;',
+  },
 ];

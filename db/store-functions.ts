@@ -7,6 +7,7 @@ import { appendConversation } from './store/append-conversation.ts';
 import { appendTurn } from './store/append-turn.ts';
 import { appendTurns } from './store/append-turns.ts';
 import { claimGroups } from './store/claim-groups.ts';
+import { countClaimableGroups } from './store/count-claimable-groups.ts';
 import { createExperiment } from './store/create-experiment.ts';
 import { createGroup } from './store/create-group.ts';
 import { getDefaultVersion, resolvePolicyVersion, setDefaultVersion } from './store/default-version.ts';
@@ -97,6 +98,7 @@ export const storeFunctions = {
   setFinalRewards,
   selectTrajectories,
   claimGroups,
+  countClaimableGroups,
   renewLease,
   releaseGroups,
   reclaimGroups,

@@ -25,13 +25,14 @@ const sections = [
   'Where',
   'Rewards and advantages',
   'Loss and optimiser',
+  'Off-policy data',
   'LoRA',
   'Leases and checkpoints',
   'Publication',
 ];
 
 export const trainCommand = defineCommand({
-  usage: `Usage: edgerl train --policy NAME --model DIR --inference-url URL [--once | --every 15m] [options]
+  usage: `Usage: edgerl train --policy NAME --model DIR --inference-url URL [--once | --every 15m | --continuous] [options]
 
 One cycle claims complete rollout groups under a lease, scores them (RULER and/or the verifier),
 runs GRPO on the policy's LoRA adapter, writes a checkpoint (PEFT dir + optimizer state), publishes
@@ -48,6 +49,8 @@ ${usageOptions([...trainFields, ...trainJobFields], sections)}`,
       throw new UsageError('choose one of --once and --every');
     const everyMs = flags.every === undefined ? undefined : parseDuration(flags.every);
     const config = trainConfigFromFlags(values, env);
+    if (config.continuous && (flags.once === true || flags.every !== undefined))
+      throw new UsageError('--continuous runs until stopped: drop --once and --every');
     const pauseAt = pausePoint(env.EDGERL_TRAIN_PAUSE_AT);
     return runTrainJob({
       config,

@@ -48,6 +48,11 @@ export const demoConfigSchema = z.strictObject({
   quick: switchFlag('quick', 'the test-sized run (every phase once, tiny sizes)'),
   /** Delete `dataDir` first instead of reusing what a previous run left. */
   fresh: switchFlag('fresh', 'delete --data-dir first'),
+  /** Phase 3 overlapped (async-rounds.ts): the same rollouts and steps, trained while they run. */
+  async: switchFlag(
+    'async',
+    'RL with rollouts and training overlapped: groups keep rolling out with the newest version while the trainer trains on complete ones (edgerl train --continuous)',
+  ),
   /** Print the summary as JSON on stdout (progress still goes to stderr). */
   json: switchFlag('json', 'print the summary as JSON on stdout (progress goes to stderr)'),
   /** A third A/B arm for the newest version when the one that ships is another (bench:learn sets it). */

@@ -34,7 +34,7 @@ export interface RoundRecord {
 }
 
 /** RL task seeds start here, apart from the demonstrations', eval's and validation's. */
-const rlSeedBase = 2_000_000;
+export const rlSeedBase = 2_000_000;
 /** Extra (resampled) groups' task seeds start here: never a seed a regular group of any round uses. */
 const resampleSeedBase = 5_000_000;
 

@@ -18,6 +18,7 @@ import { type DemoConfig, demoPaths } from './demo-config.ts';
 import type { DemoProgress } from './demo-progress.ts';
 import { publishedVersions, stepRewards, storeCounts } from './demo-queries.ts';
 import { evaluate } from './evaluate.ts';
+import { asyncRounds } from './async-rounds.ts';
 import { rlRounds } from './rl-rounds.ts';
 import { type DemoServices, startServices } from './start-services.ts';
 import type { StopSignal } from './stop-signal.ts';
@@ -68,10 +69,10 @@ export async function runDemo(config: DemoConfig, deps: DemoDeps): Promise<DemoS
 
     end = phase(
       'rl',
-      `3/5 RL: ${config.rounds} round(s) of ${config.groupsPerRound} groups × ${config.groupSize} episodes`,
+      `3/5 RL${config.async ? ' (async: rollouts and training overlapped)' : ''}: ${config.rounds} round(s) of ${config.groupsPerRound} groups × ${config.groupSize} episodes`,
     );
     if (judge) progress.line('rewards: verifier + RULER (JUDGE_BASE_URL is set)');
-    const rl = await rlRounds(config, paths, {
+    const rl = await (config.async ? asyncRounds : rlRounds)(config, paths, {
       store,
       progress,
       client: services.client,

@@ -1,5 +1,5 @@
 // The `edgerl train` job once its settings are read: the backend, the store, the trainer session, then
-// one cycle (RL or SFT) or `--every`'s schedule. Exit status 1 when publication failed, 3 when another
+// one cycle (RL or SFT), `--every`'s schedule or `--continuous`. Exit status 1 when publication failed, 3 when another
 // trainer holds the policy's lease. The training runs it started end finished, failed (an error) or
 // interrupted (SIGINT/SIGTERM).
 import { openStore } from '../../db/drivers/open-store.ts';
@@ -18,6 +18,7 @@ import {
 import { errorMessage } from '../../protocol/error-message.ts';
 import { describeCycle } from './describe-cycle.ts';
 import { repeatCycles } from './repeat-cycles.ts';
+import { trainContinuously } from './train-continuously.ts';
 
 export interface TrainJob {
   readonly config: TrainConfig;
@@ -43,8 +44,9 @@ export async function runTrainJob(job: TrainJob): Promise<number> {
   let signalled: NodeJS.Signals | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
     signalled = signal;
-    // --every stops after the current cycle (repeat-cycles.ts); --once ends its runs and exits now.
-    if (job.everyMs !== undefined) return;
+    // --every and --continuous stop after the current cycle (repeat-cycles.ts,
+    // train-continuously.ts); --once ends its runs and exits now.
+    if (job.everyMs !== undefined || config.continuous) return;
     stderr.write(`edgerl train: ${signal}: stopping\n`);
     const exit = () => process.exit(signal === 'SIGINT' ? 130 : 143);
     void (
@@ -68,6 +70,11 @@ export async function runTrainJob(job: TrainJob): Promise<number> {
     }
     const opened = session;
     const cycle = () => (config.mode === 'sft' ? runSft(opened) : runCycle(opened));
+    if (config.continuous) {
+      const code = await trainContinuously(opened, stdout, stderr);
+      if (signalled) end = { status: 'interrupted', reason: `stopped by ${signalled}` };
+      return code;
+    }
     if (job.everyMs === undefined) {
       const report = await cycle();
       stdout.write(`${describeCycle(report)}\n`);

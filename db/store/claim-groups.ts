@@ -3,7 +3,7 @@
 // rows and never share a group; a lease that expired (its trainer crashed) makes the group claimable
 // again. Under READ COMMITTED a row locked after another claimer committed is re-checked against the
 // WHERE clause (Postgres manual §13.2.1), so a fresh lease is never taken over.
-import { and, asc, eq, inArray, isNull, lt, lte, notInArray, or, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, lt, lte, notInArray, or, type SQL, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { taskSplits } from '../../protocol/statuses.ts';
 import { policyVersions } from '../schema/policies.ts';
@@ -37,6 +37,44 @@ export const claimGroupsSchema = z.object({
 });
 export type ClaimGroupsInput = z.input<typeof claimGroupsSchema>;
 
+/** Which groups a claim with these settings may take now (free of a live lease). */
+export function claimableWhere(
+  db: StoreDb,
+  claim: Pick<
+    z.output<typeof claimGroupsSchema>,
+    'statuses' | 'retryUnscored' | 'excludeIds' | 'splits' | 'policyId'
+  >,
+): SQL | undefined {
+  return and(
+    or(
+      inArray(rolloutGroups.status, claim.statuses),
+      claim.retryUnscored
+        ? and(
+            eq(rolloutGroups.status, 'unscored'),
+            or(isNull(rolloutGroups.nextScoreAt), lte(rolloutGroups.nextScoreAt, sql`now()`)),
+          )
+        : undefined,
+    ),
+    or(isNull(rolloutGroups.leaseExpiresAt), lt(rolloutGroups.leaseExpiresAt, sql`now()`)),
+    claim.excludeIds.length > 0 ? notInArray(rolloutGroups.id, claim.excludeIds) : undefined,
+    claim.splits
+      ? inArray(
+          rolloutGroups.taskId,
+          db.select({ id: tasks.id }).from(tasks).where(inArray(tasks.split, claim.splits)),
+        )
+      : undefined,
+    claim.policyId
+      ? inArray(
+          rolloutGroups.policyVersionId,
+          db
+            .select({ id: policyVersions.id })
+            .from(policyVersions)
+            .where(eq(policyVersions.policyId, claim.policyId)),
+        )
+      : undefined,
+  );
+}
+
 /** Leases up to `limit` groups, oldest first; returns them in that order (empty when none is free). */
 export async function claimGroups(db: StoreDb, input: ClaimGroupsInput): Promise<RolloutGroup[]> {
   const claim = parseInput(claimGroupsSchema, input, 'claimGroups');
@@ -44,36 +82,7 @@ export async function claimGroups(db: StoreDb, input: ClaimGroupsInput): Promise
     const candidates = await tx
       .select({ id: rolloutGroups.id })
       .from(rolloutGroups)
-      .where(
-        and(
-          or(
-            inArray(rolloutGroups.status, claim.statuses),
-            claim.retryUnscored
-              ? and(
-                  eq(rolloutGroups.status, 'unscored'),
-                  or(isNull(rolloutGroups.nextScoreAt), lte(rolloutGroups.nextScoreAt, sql`now()`)),
-                )
-              : undefined,
-          ),
-          or(isNull(rolloutGroups.leaseExpiresAt), lt(rolloutGroups.leaseExpiresAt, sql`now()`)),
-          claim.excludeIds.length > 0 ? notInArray(rolloutGroups.id, claim.excludeIds) : undefined,
-          claim.splits
-            ? inArray(
-                rolloutGroups.taskId,
-                tx.select({ id: tasks.id }).from(tasks).where(inArray(tasks.split, claim.splits)),
-              )
-            : undefined,
-          claim.policyId
-            ? inArray(
-                rolloutGroups.policyVersionId,
-                tx
-                  .select({ id: policyVersions.id })
-                  .from(policyVersions)
-                  .where(eq(policyVersions.policyId, claim.policyId)),
-              )
-            : undefined,
-        ),
-      )
+      .where(claimableWhere(tx, claim))
       .orderBy(asc(rolloutGroups.createdAt), asc(rolloutGroups.id))
       .limit(claim.limit)
       .for('update', { of: rolloutGroups, skipLocked: true });

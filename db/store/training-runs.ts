@@ -28,12 +28,25 @@ export async function startTrainingRun(db: StoreDb, input: StartTrainingRunInput
   return row;
 }
 
-const recordTrainingStepSchema = z.object({
-  trainingRunId: id,
-  step: nonNegativeInt4,
-  metrics: metricsSchema,
-  groupIds: z.array(id).max(10_000).optional(),
-});
+const stepTime = z.iso
+  .datetime({ offset: true })
+  .transform((text) => new Date(text))
+  .refine((date) => !Number.isNaN(date.getTime()), 'not a time');
+
+const recordTrainingStepSchema = z
+  .object({
+    trainingRunId: id,
+    step: nonNegativeInt4,
+    metrics: metricsSchema,
+    groupIds: z.array(id).max(10_000).optional(),
+    /** When the step's computation began and ended (ISO 8601), by the trainer's clock. */
+    startedAt: stepTime.optional(),
+    finishedAt: stepTime.optional(),
+  })
+  .refine((step) => !(step.startedAt && step.finishedAt && step.finishedAt < step.startedAt), {
+    path: ['finishedAt'],
+    message: 'before startedAt',
+  });
 export type RecordTrainingStepInput = z.input<typeof recordTrainingStepSchema>;
 
 /** Records one step of a running run; a step number recorded before is a `conflict`. */
@@ -59,6 +72,8 @@ export async function recordTrainingStep(db: StoreDb, input: RecordTrainingStepI
         step: step.step,
         metrics: step.metrics,
         groupIds: step.groupIds ?? [],
+        startedAt: step.startedAt ?? null,
+        finishedAt: step.finishedAt ?? null,
       })
       .onConflictDoNothing()
       .returning();

@@ -178,7 +178,7 @@ describe('the judge fails for a while, then recovers', () => {
       const before = calls();
       judge.enqueue(behaviour, behaviour);
       const report = await trainOnce(policyName, 5);
-      expect(report, what).toEqual({ kind: 'idle', setAside: 0 });
+      expect(report, what).toEqual({ kind: 'idle', setAside: 0, stale: 0 });
       expect(calls() - before, what).toBe(2);
       const states = await groupStates(groupIds);
       for (const state of states) {
@@ -200,7 +200,7 @@ describe('the judge fails for a while, then recovers', () => {
     expect(recovered).toMatchObject({ kind: 'published', adapterName: `${policyName}@1` });
     // Nothing left to do: no call, no training.
     const idle = await trainOnce(policyName, 5);
-    expect(idle).toEqual({ kind: 'idle', setAside: 0 });
+    expect(idle).toEqual({ kind: 'idle', setAside: 0, stale: 0 });
     judge.verify();
 
     const states = await groupStates(groupIds);
@@ -250,7 +250,7 @@ describe('the judge fails for a while, then recovers', () => {
     for (const [, behaviour] of failures.slice(0, 2)) {
       await waitOutBackoff([groupId]);
       judge.enqueue(behaviour);
-      expect(await trainOnce(policyName, 2)).toEqual({ kind: 'idle', setAside: 0 });
+      expect(await trainOnce(policyName, 2)).toEqual({ kind: 'idle', setAside: 0, stale: 0 });
     }
     const [state] = await groupStates([groupId]);
     expect(state).toMatchObject({ status: 'failed', attempts: 2, nextScoreAt: null, owner: null });
@@ -259,7 +259,7 @@ describe('the judge fails for a while, then recovers', () => {
     );
     // Never judged again.
     const before = judge.requests.length;
-    expect(await trainOnce(policyName, 2)).toEqual({ kind: 'idle', setAside: 0 });
+    expect(await trainOnce(policyName, 2)).toEqual({ kind: 'idle', setAside: 0, stale: 0 });
     expect(judge.requests.length).toBe(before);
     judge.verify();
     const leaked = await leaks([groupId], policyName);

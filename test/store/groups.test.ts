@@ -223,12 +223,15 @@ describe('claiming groups', () => {
     await makeGroup(store, { size: 1 });
     const first = await makeCompleteGroup(store, [1]);
     const second = await makeCompleteGroup(store, [0]);
+    // What a continuous trainer polls: the same groups, counted without taking them.
+    expect(await store.countClaimableGroups()).toBe(2);
     const claimed = await store.claimGroups({ owner: 'trainer-a', limit: 10, leaseSeconds: 60 });
     expect(claimed.map((group) => group.id)).toEqual([first.group.id, second.group.id]);
     expect(claimed.every((group) => group.leaseOwner === 'trainer-a' && group.leaseExpiresAt !== null)).toBe(
       true,
     );
     expect(await store.claimGroups({ owner: 'trainer-b', limit: 10 })).toEqual([]);
+    expect(await store.countClaimableGroups()).toBe(0);
   });
 
   it('makes a group claimable again once its lease expires', async () => {

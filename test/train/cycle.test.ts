@@ -202,7 +202,7 @@ describe('edgerl train --once (in process)', () => {
       expect((delta[1] as number) + (delta[3] as number)).toBeLessThan(0);
 
       // Nothing left: the next cycle is idle.
-      expect(await runCycle(session)).toEqual({ kind: 'idle', setAside: 0 });
+      expect(await runCycle(session)).toEqual({ kind: 'idle', setAside: 0, stale: 0 });
     } finally {
       await session.close();
     }

@@ -105,6 +105,16 @@ describe('edgerl train (command line)', () => {
       ],
       [['--once', '--every', '1m'], {}, /choose one of --once and --every/],
       [['--every', 'soon'], {}, /--every must be a duration such as 30s, 15m or 1h, got "soon"/],
+      [
+        ['--policy', 'a', '--model', modelDir, '--continuous', '--every', '1m'],
+        { EDGERL_INFERENCE_URL: 'http://x/v1' },
+        /--continuous runs until stopped: drop --once and --every/,
+      ],
+      [
+        ['--policy', 'a', '--model', modelDir, '--rollout-correction', 'vtrace'],
+        { EDGERL_INFERENCE_URL: 'http://x/v1' },
+        /--rollout-correction must be one of none, tis, got "vtrace"/,
+      ],
     ];
     for (const [args, env, message] of cases) {
       const { code, stderr } = await run(args, env);
@@ -160,6 +170,49 @@ describe('edgerl train (command line)', () => {
       if (child.exitCode !== null || Date.now() > deadline) {
         child.kill('SIGKILL');
         throw new Error(`trainer did not cycle:\n${output}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(output).toContain('SIGTERM: stopping after the current cycle');
+  });
+
+  it('--continuous waits for complete groups until SIGTERM, then exits 0', async () => {
+    const child = spawn(
+      process.execPath,
+      [
+        'bin/edgerl.js',
+        'train',
+        '--continuous',
+        '--policy',
+        'agent',
+        '--model',
+        modelDir,
+        '--inference-url',
+        'http://127.0.0.1:9/v1',
+        '--database-url',
+        'memory://',
+        '--output-dir',
+        join(root, 'out-continuous'),
+        '--reward',
+        'verifier',
+      ],
+      { cwd: repo, env: { ...process.env, EDGERL_BACKEND: 'wasm' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const deadline = Date.now() + 90_000;
+    while (!output.includes('continuous: a cycle whenever 8 complete group(s) wait')) {
+      if (child.exitCode !== null || Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new Error(`trainer did not start waiting:\n${output}`);
       }
       await new Promise((resolve) => setTimeout(resolve, 100));
     }

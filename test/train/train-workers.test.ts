@@ -78,6 +78,19 @@ const cispo: Objective = {
   loss: { lossKind: 'cispo', clip: clipDefaults.cispo, aggregation: 'token-mean', beta: 0 },
 };
 
+// The rollout correction's weights are computed from each micro-batch's own logprobs, so they must
+// come out the same on the workers; the batch's sampling logprobs (−6…) put some tokens (ratio up to ≈ 1.1) at the cap.
+const ppoTis: Objective = {
+  kind: 'grpo',
+  loss: {
+    lossKind: 'ppo-clip',
+    clip: clipDefaults['ppo-clip'],
+    aggregation: 'token-mean',
+    beta: 0,
+    correction: { kind: 'tis', cap: 1.05 },
+  },
+};
+
 const stepOptions = (objective: Objective): TrainStepOptions => ({
   objective,
   // Two or three sequences per micro-batch: each worker sums several.
@@ -104,6 +117,7 @@ const tolerance = 1e-5;
 describe('data-parallel workers', () => {
   for (const [name, objective, freezeA] of [
     ['GRPO (CISPO), A and B trained', cispo, false],
+    ['GRPO (PPO-clip) with truncated importance sampling', ppoTis, false],
     ['SFT, A frozen (LoRA-FA)', { kind: 'sft' } as Objective, true],
   ] as const) {
     it(`two workers give the single-thread update over three steps: ${name}`, async () => {
@@ -128,6 +142,15 @@ describe('data-parallel workers', () => {
           expect(Math.abs(two.gradNorm - one.gradNorm)).toBeLessThan(1e-5 * one.gradNorm);
           const loss = (r: typeof one) => r.microBatches.reduce((sum, b) => sum + b.loss, 0);
           expect(Math.abs(loss(two) - loss(one))).toBeLessThan(1e-5);
+          if (objective === ppoTis) {
+            const sum = (r: typeof one, key: 'isWeightSum' | 'isTruncated') =>
+              r.microBatches.reduce((total, b) => total + (b[key] ?? Number.NaN), 0);
+            expect(Math.abs(sum(two, 'isWeightSum') - sum(one, 'isWeightSum'))).toBeLessThan(1e-3);
+            expect(sum(two, 'isTruncated')).toBe(sum(one, 'isTruncated'));
+            expect(sum(one, 'isTruncated')).toBeGreaterThan(0);
+            for (const b of [...one.microBatches, ...two.microBatches])
+              expect(b.isWeightMax).toBeLessThanOrEqual(Math.fround(1.05));
+          }
           const difference = largestOver(
             await adapterValues(parallel.model),
             await adapterValues(single.model),

@@ -52,7 +52,20 @@ export type StepMetricKey =
 /** Present only when reference log-probs were computed. */
 export type KlMetricKey = 'kl/mean' | 'loss/kl';
 
-export type StepMetrics = Record<StepMetricKey, number> & Partial<Record<KlMetricKey, number>>;
+/**
+ * Present only with a rollout correction (rollout-correction.ts), over the trained tokens: the
+ * truncated weight's mean and max (never above the cap), the share of tokens the cap bound, and the
+ * untruncated ratio π_prox / π_sampler's mean and max (how far off-policy the batch was).
+ */
+export type ImportanceMetricKey =
+  | 'is/weight_mean'
+  | 'is/weight_max'
+  | 'is/truncated_fraction'
+  | 'is/ratio_mean'
+  | 'is/ratio_max';
+
+export type StepMetrics = Record<StepMetricKey, number> &
+  Partial<Record<KlMetricKey | ImportanceMetricKey, number>>;
 
 export function stepMetrics(input: StepMetricsInput): StepMetrics {
   const rewards = input.groups.flatMap((group) => group.rewards);
@@ -97,6 +110,21 @@ export function stepMetrics(input: StepMetricsInput): StepMetrics {
     }
     metrics['kl/mean'] = perToken(total('klSum'));
     metrics['loss/kl'] = total('loss') - total('policyLoss');
+  }
+  const corrected = input.microBatches.filter((batch) => batch.isWeightSum !== undefined);
+  if (corrected.length > 0) {
+    if (corrected.length !== input.microBatches.length) {
+      throw new RangeError(
+        `importance weights in ${corrected.length} of ${input.microBatches.length} micro-batches: compute them for all or none`,
+      );
+    }
+    const largest = (key: 'isWeightMax' | 'isRatioMax') =>
+      Math.max(...input.microBatches.map((batch) => batch[key] ?? 0));
+    metrics['is/weight_mean'] = perToken(total('isWeightSum'));
+    metrics['is/weight_max'] = largest('isWeightMax');
+    metrics['is/truncated_fraction'] = perToken(total('isTruncated'));
+    metrics['is/ratio_mean'] = perToken(total('isRatioSum'));
+    metrics['is/ratio_max'] = largest('isRatioMax');
   }
   return metrics;
 }

@@ -21,6 +21,9 @@ export interface StepRecord {
   readonly step: number;
   readonly metrics: Record<string, number>;
   readonly groupIds: string[];
+  /** When the step's computation began and ended (ISO 8601); absent in older checkpoints. */
+  readonly startedAt?: string;
+  readonly finishedAt?: string;
 }
 
 export interface CheckpointState {

@@ -87,6 +87,8 @@ export async function finishCheckpoint(
         step: step.step,
         metrics: step.metrics,
         groupIds: step.groupIds,
+        ...(step.startedAt ? { startedAt: step.startedAt } : {}),
+        ...(step.finishedAt ? { finishedAt: step.finishedAt } : {}),
       });
     } catch (error) {
       if (!isStoreError(error, 'conflict')) throw error;

@@ -1,8 +1,9 @@
 // Gathers one optimiser step's data: claims groups under a lease until `groupsPerStep` of them have
-// rewards (or none is left), scores them (group-rewards.ts), computes group-relative advantages, and
-// builds the token sequences of the groups that carry signal. Groups that cannot be trained in this
-// mode are set aside (handed back at the end of the cycle); groups whose episodes all failed are
-// marked `failed`. Leaves out the gradient step and everything after it.
+// rewards (or none is left), skips those sampled too many versions behind the head (staleness.ts;
+// marked at once, never scored), scores the rest (group-rewards.ts), computes group-relative
+// advantages, and builds the token sequences of the groups that carry signal. Groups that cannot be
+// trained in this mode are set aside (handed back at the end of the cycle); groups whose episodes all
+// failed are marked `failed`. Leaves out the gradient step and everything after it.
 import { type GroupAdvantages, batchAdvantages } from '../grpo/advantages.ts';
 import type { GroupRecord } from '../grpo/step-metrics.ts';
 import { buildBatch, type BuiltBatch, type TrajectoryInput } from './build-batch.ts';
@@ -10,6 +11,12 @@ import { groupRewards, type ScoredTrajectory } from './group-rewards.ts';
 import type { LeaseKeeper } from './lease-keeper.ts';
 import { storedTools, toolsMissingLine } from './stored-tools.ts';
 import type { TrainerSession } from './trainer-session.ts';
+
+/**
+ * The task splits the trainer learns from. Held-out episodes (validation, eval) choose and judge
+ * versions; training on them would leak the very tasks that measure the policy.
+ */
+export const trainedSplits = ['train'] as const;
 
 export interface PreparedStep {
   /** Every group with rewards: trained on, or consumed without signal. */
@@ -22,6 +29,10 @@ export interface PreparedStep {
   readonly batch: BuiltBatch;
   /** Claimed but not trainable in this mode: release at the end of the cycle. */
   readonly setAside: string[];
+  /** Claimed, found beyond --max-off-policy-steps and marked so (consumed without training). */
+  readonly stale: string[];
+  /** Versions behind the head of each trajectory of the scored groups. */
+  readonly staleness: Readonly<Record<string, number>>;
 }
 
 export async function prepareStep(
@@ -34,6 +45,8 @@ export async function prepareStep(
   const { store, progress } = deps;
   const scored: { groupId: string; trajectories: ScoredTrajectory[]; rewards: number[] }[] = [];
   const setAside: string[] = [];
+  const stale: string[] = [];
+  const staleness: Record<string, number> = {};
   for (;;) {
     const wanted = config.groupsPerStep - scored.length;
     if (wanted <= 0) break;
@@ -45,15 +58,26 @@ export async function prepareStep(
       // Judged modes take unscored groups back once their wait is over (protocol/score-retry.ts).
       retryUnscored: config.reward !== 'verifier',
       excludeIds: [...unscored],
-      // Held-out episodes (validation, eval) choose and judge versions; training on them would
-      // leak the very tasks that measure the policy.
-      splits: ['train'],
+      splits: [...trainedSplits],
     });
     if (claimed.length === 0) break;
     keeper.hold(claimed.map((group) => group.id));
     await deps.hook?.('claimed');
+    const staleNow: Record<string, string> = {};
     for (const group of claimed) {
       const loaded = await store.getGroup({ groupId: group.id, includeTurns: true });
+      const verdict = await session.versions.judge(
+        session.lineage.parentVersionId,
+        loaded.trajectories.map((trajectory) => trajectory.policyVersionId ?? loaded.group.policyVersionId),
+        config.offPolicy.maxOffPolicySteps,
+      );
+      if (verdict.kind === 'stale') {
+        staleNow[group.id] = verdict.reason;
+        continue;
+      }
+      loaded.trajectories.forEach((trajectory, index) => {
+        staleness[trajectory.id] = verdict.perTrajectory[index] as number;
+      });
       const outcome = await groupRewards(loaded, {
         store,
         mode: config.reward,
@@ -82,10 +106,20 @@ export async function prepareStep(
           break;
       }
     }
+    stale.push(...(await markStale(session, keeper, staleNow)));
   }
   if (scored.length === 0) {
-    return setAside.length > 0
-      ? { consumed: [], used: [], reasons: {}, groups: [], batch: emptyBatch(), setAside }
+    return setAside.length > 0 || stale.length > 0
+      ? {
+          consumed: [],
+          used: [],
+          reasons: {},
+          groups: [],
+          batch: emptyBatch(),
+          setAside,
+          stale,
+          staleness,
+        }
       : undefined;
   }
 
@@ -134,19 +168,52 @@ export async function prepareStep(
     })),
     batch,
     setAside,
+    stale,
+    staleness,
   };
+}
+
+/**
+ * Consumes groups too stale to train on, at once and in one transaction: each becomes `trained` by
+ * the run with its reason (`stale: sampled by agent@2, 5 version(s) behind agent@7 …`) and no
+ * version, like a group without signal. Nothing waits on a checkpoint: no weights include them.
+ */
+async function markStale(
+  session: TrainerSession,
+  keeper: LeaseKeeper,
+  reasons: Record<string, string>,
+): Promise<string[]> {
+  const groupIds = Object.keys(reasons);
+  if (groupIds.length === 0) return [];
+  const { store, progress } = session.deps;
+  // The commit checks that this trainer still holds every one of them (`lease-lost` otherwise).
+  await store.commitTrainingCycle({
+    owner: session.config.owner,
+    trainingRunId: await session.ensureTrainingRun(),
+    groupIds,
+    groupReasons: reasons,
+  });
+  keeper.drop(groupIds);
+  for (const groupId of groupIds) progress.line(`group ${groupId} skipped: ${reasons[groupId]}`);
+  return groupIds;
 }
 
 function emptyBatch(): BuiltBatch {
   return { sequences: [], reports: [], skipped: [] };
 }
 
-/** Per-trajectory notes for the store: what the training render measured. */
-export function trajectoryNotes(batch: BuiltBatch): Record<string, Record<string, unknown>> {
+/** Per-trajectory notes for the store: what the training render measured, and how stale it was. */
+export function trajectoryNotes(
+  batch: BuiltBatch,
+  staleness: Readonly<Record<string, number>> = {},
+): Record<string, Record<string, unknown>> {
   const notes: Record<string, Record<string, unknown>> = {};
   for (const report of batch.reports) {
     const { trajectoryId, ...measured } = report;
-    notes[trajectoryId] = { training: measured };
+    const behind = staleness[trajectoryId];
+    notes[trajectoryId] = {
+      training: { ...measured, ...(behind === undefined ? {} : { staleness: behind }) },
+    };
   }
   for (const skip of batch.skipped) {
     notes[skip.trajectoryId] = { training: { skipped: skip.reason, detail: skip.detail.slice(0, 500) } };

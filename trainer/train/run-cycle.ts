@@ -17,9 +17,14 @@ import type { TrainerSession } from './trainer-session.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 
 export type CycleReport =
-  | { readonly kind: 'idle'; readonly setAside: number }
-  | { readonly kind: 'no-signal'; readonly groupIds: string[] }
-  | (FinishOutcome & { readonly steps: number; readonly resumed: boolean });
+  | {
+      readonly kind: 'idle';
+      readonly setAside: number;
+      /** Groups skipped (and marked) for being beyond --max-off-policy-steps. */
+      readonly stale: number;
+    }
+  | { readonly kind: 'no-signal'; readonly groupIds: string[]; readonly stale: number }
+  | (FinishOutcome & { readonly steps: number; readonly resumed: boolean; readonly stale?: number });
 
 export async function runCycle(session: TrainerSession): Promise<CycleReport> {
   const { config, deps } = session;
@@ -48,14 +53,16 @@ export async function runCycle(session: TrainerSession): Promise<CycleReport> {
     const reasons: Record<string, string> = {};
     let notes: Record<string, Record<string, unknown>> = {};
     const unscored = new Set<string>();
+    let stale = 0;
     for (let index = 0; index < config.stepsPerCycle; index++) {
       const prepared = await prepareStep(session, keeper, unscored);
       if (!prepared) break;
       setAside.push(...prepared.setAside);
+      stale += prepared.stale.length;
       if (prepared.consumed.length === 0) break;
       consumed.push(...prepared.consumed);
       Object.assign(reasons, prepared.reasons);
-      notes = { ...notes, ...trajectoryNotes(prepared.batch) };
+      notes = { ...notes, ...trajectoryNotes(prepared.batch, prepared.staleness) };
       if (prepared.batch.sequences.length === 0) continue;
       const trainingRunId = await session.ensureTrainingRun();
       const step = session.lineage.step + 1;
@@ -66,6 +73,7 @@ export async function runCycle(session: TrainerSession): Promise<CycleReport> {
         config.lrSchedule,
       );
       const started = performance.now();
+      const startedAt = new Date().toISOString();
       const result = await trainStep(
         session.model,
         session.adapterName,
@@ -79,6 +87,9 @@ export async function runCycle(session: TrainerSession): Promise<CycleReport> {
               clip: config.loss.clip,
               aggregation: config.loss.aggregation,
               beta: config.loss.beta,
+              ...(config.offPolicy.correction === 'tis'
+                ? { correction: { kind: 'tis', cap: config.offPolicy.isCap } as const }
+                : {}),
             },
           },
           microBatchTokens: config.loss.microBatchTokens,
@@ -90,22 +101,24 @@ export async function runCycle(session: TrainerSession): Promise<CycleReport> {
             progress.microBatch(step, done, total, tokens, (performance.now() - started) / 1000),
         },
       );
+      const finishedAt = new Date().toISOString();
       const metrics = stepRecordMetrics({
         groups: prepared.groups,
         batch: prepared.batch,
         result,
         maxGradNorm: config.loss.maxGradNorm,
         learningRate,
+        staleness: { perTrajectory: prepared.staleness, staleGroups: prepared.stale.length },
       });
       session.lineage = { ...session.lineage, step, trainingRunId };
-      steps.push({ step, metrics, groupIds: prepared.used });
+      steps.push({ step, metrics, groupIds: prepared.used, startedAt, finishedAt });
       progress.stepEnd(step, formatStepLine(step, metrics));
       await deps.hook?.('trained');
     }
     await releaseSetAside(session, setAside);
     setAside.length = 0;
 
-    if (consumed.length === 0) return { kind: 'idle', setAside: 0 };
+    if (consumed.length === 0) return { kind: 'idle', setAside: 0, stale };
     await keeper.ensure();
     if (steps.length === 0) {
       // Only groups without signal: nothing to publish, but they are consumed and say why.
@@ -119,7 +132,7 @@ export async function runCycle(session: TrainerSession): Promise<CycleReport> {
       progress.line(
         `${consumed.length} group(s) had no reward spread: marked trained (no-signal), nothing to publish`,
       );
-      return { kind: 'no-signal', groupIds: consumed };
+      return { kind: 'no-signal', groupIds: consumed, stale };
     }
 
     const checkpoint = await writeCheckpoint(config.outputDir, {
@@ -146,7 +159,7 @@ export async function runCycle(session: TrainerSession): Promise<CycleReport> {
     await deps.hook?.('checkpointed');
     const outcome = await finishCheckpoint(session, checkpoint, keeper);
     reportFinish(session, outcome);
-    return { ...outcome, steps: steps.length, resumed: false };
+    return { ...outcome, steps: steps.length, resumed: false, stale };
   } catch (error) {
     // Drop what this cycle changed in memory; leases not covered by a checkpoint go back.
     await session

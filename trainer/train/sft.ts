@@ -94,6 +94,7 @@ export async function runSft(session: TrainerSession): Promise<CycleReport> {
         const chunk = order.slice(at, at + config.sft.sequencesPerStep);
         const step = session.lineage.step + 1;
         const started = performance.now();
+        const startedAt = new Date().toISOString();
         const result = await trainStep(session.model, session.adapterName, session.optimizer, chunk, {
           objective: { kind: 'sft' },
           microBatchTokens: config.loss.microBatchTokens,
@@ -112,7 +113,7 @@ export async function runSft(session: TrainerSession): Promise<CycleReport> {
           epoch,
         });
         session.lineage = { ...session.lineage, step, trainingRunId };
-        steps.push({ step, metrics, groupIds: [] });
+        steps.push({ step, metrics, groupIds: [], startedAt, finishedAt: new Date().toISOString() });
         progress.stepEnd(step, formatStepLine(step, metrics));
       }
     }

@@ -14,8 +14,18 @@ export interface StepSummaryInput {
   readonly learningRate: number;
 }
 
+/** How off-policy the step's data was (GRPO only): see `offPolicyMetrics`. */
+export interface StepStaleness {
+  /** Versions behind the head of each trajectory, by id (those in the batch are counted). */
+  readonly perTrajectory: Readonly<Record<string, number>>;
+  /** Groups skipped while gathering this step for being beyond --max-off-policy-steps. */
+  readonly staleGroups: number;
+}
+
 /** Every value is a finite number (the store's metrics column refuses anything else). */
-export function stepRecordMetrics(input: StepSummaryInput): Record<string, number> {
+export function stepRecordMetrics(
+  input: StepSummaryInput & { readonly staleness?: StepStaleness },
+): Record<string, number> {
   const { batch, result } = input;
   const base = stepMetrics({
     groups: input.groups,
@@ -24,7 +34,25 @@ export function stepRecordMetrics(input: StepSummaryInput): Record<string, numbe
     maxGradNorm: input.maxGradNorm,
     learningRate: input.learningRate,
   });
-  return finite({ ...base, ...throughput(result, base.tokens), ...tokenReport(batch) });
+  return finite({
+    ...base,
+    ...throughput(result, base.tokens),
+    ...tokenReport(batch),
+    ...(input.staleness ? offPolicyMetrics(batch, input.staleness) : {}),
+  });
+}
+
+/**
+ * `staleness/mean` and `staleness/max`: versions behind the head of the step's trained trajectories
+ * (each once, like the rewards); `groups/stale`: groups skipped while gathering the step.
+ */
+export function offPolicyMetrics(batch: BuiltBatch, staleness: StepStaleness): Record<string, number> {
+  const behind = batch.sequences.map((sequence) => staleness.perTrajectory[sequence.trajectoryId] ?? 0);
+  return {
+    'staleness/mean': behind.length > 0 ? behind.reduce((a, b) => a + b, 0) / behind.length : 0,
+    'staleness/max': Math.max(0, ...behind),
+    'groups/stale': staleness.staleGroups,
+  };
 }
 
 /** SFT has no rewards or advantages: loss, tokens, gradient, throughput, drift. */
@@ -92,10 +120,17 @@ export function formatStepLine(step: number, metrics: Record<string, number>): s
   if (metrics['clip/fraction'] !== undefined)
     parts.push(`clip ${fixed(100 * (metrics['clip/fraction'] ?? 0), 1)}%`);
   if (metrics['kl/mean'] !== undefined) parts.push(`kl ${fixed(metrics['kl/mean'], 4)}`);
+  if (metrics['staleness/max']) parts.push(`stale ≤ ${metrics['staleness/max']}`);
+  if (metrics['is/weight_mean'] !== undefined) {
+    parts.push(
+      `is ${fixed(metrics['is/weight_mean'], 2)} (${fixed(100 * (metrics['is/truncated_fraction'] ?? 0), 1)}% at cap)`,
+    );
+  }
   parts.push(`grad ${fixed(metrics['grad/norm'], 3)}`);
   parts.push(`${Math.round(metrics['tokens/per_second'] ?? 0).toLocaleString('en-US')} tok/s`);
   parts.push(`${metrics.sequences ?? 0} seq`);
   if (metrics['groups/no_signal']) parts.push(`${metrics['groups/no_signal']} group(s) without signal`);
+  if (metrics['groups/stale']) parts.push(`${metrics['groups/stale']} stale group(s) skipped`);
   if (metrics['drift/turns']) parts.push(`drift ${metrics['drift/turns']} turn(s)`);
   return parts.join(' · ');
 }

@@ -3,6 +3,8 @@
 import type { z } from 'zod';
 
 interface Partial {
+  readonly mode?: unknown;
+  readonly continuous?: unknown;
   readonly publish?: { readonly makeDefault?: unknown; readonly abTestWeight?: unknown };
   readonly reward?: unknown;
   readonly rewardWeights?: { readonly judge?: unknown; readonly verifier?: unknown };
@@ -22,6 +24,9 @@ export function trainConfigChecks(config: Partial, context: z.RefinementCtx): vo
     config.rewardWeights.verifier === 0
   ) {
     fail('with --reward ruler+verifier at least one of the judge and verifier weights must be non-zero');
+  }
+  if (config.continuous === true && config.mode === 'sft') {
+    fail('--continuous trains GRPO while rollouts run; --sft is a one-off warm-up: drop one of them');
   }
   const maxTokens = config.maxSequenceTokens;
   const microBatch = config.loss?.microBatchTokens;

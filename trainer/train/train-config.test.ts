@@ -179,4 +179,23 @@ describe('resolveTrainConfig', () => {
   it('refuses a sequence limit larger than a micro-batch', () => {
     expect(issues({ maxSequenceTokens: 10_000 })[0]).toMatch(/exceeds --micro-batch-tokens \(8192\)/);
   });
+
+  it('bounds staleness at 4 versions; --continuous turns the rollout correction on unless told', () => {
+    expect(resolveTrainConfig(minimal)).toMatchObject({
+      continuous: false,
+      offPolicy: { maxOffPolicySteps: 4, correction: 'none', isCap: 2 },
+    });
+    expect(resolveTrainConfig({ ...minimal, continuous: true }).offPolicy.correction).toBe('tis');
+    expect(
+      resolveTrainConfig({ ...minimal, continuous: true, offPolicy: { correction: 'none' } }).offPolicy
+        .correction,
+    ).toBe('none');
+    expect(issues({ offPolicy: { isCap: 0.5, maxOffPolicySteps: -1 } })).toEqual([
+      '--max-off-policy-steps must be an integer between 0 and 1000000, got -1',
+      '--is-cap must be at least 1 and below e^20, got 0.5',
+    ]);
+    expect(issues({ continuous: true, mode: 'sft' })).toEqual([
+      '--continuous trains GRPO while rollouts run; --sft is a one-off warm-up: drop one of them',
+    ]);
+  });
 });

@@ -13,12 +13,14 @@ import { lossConfigSchema } from '../grpo/loss-config.ts';
 import { inferenceEndpointSchema } from './inference-endpoint.ts';
 import { loraSettingsSchema } from './lora-settings.ts';
 import { lrScheduleSettingsSchema } from './lr-schedule-settings.ts';
+import { offPolicySettingsSchema } from './off-policy-settings.ts';
 import { scoreRetrySettingsSchema } from './score-retry-settings.ts';
 import { sftSection, sftSettingsSchema } from './sft-settings.ts';
 import { trainConfigChecks } from './train-config-checks.ts';
 
 export type { InferenceEndpoint, InferenceFleet } from './inference-endpoint.ts';
 export type { LoraShape } from './lora-settings.ts';
+export type { OffPolicySettings } from './off-policy-settings.ts';
 export { type SftRewardField, type SftSettings, sftRewardFields } from './sft-settings.ts';
 
 export const rewardModes = ['ruler', 'verifier', 'ruler+verifier'] as const;
@@ -81,6 +83,15 @@ export const trainConfigSchema = z
       flag: 'sft',
       sets: 'sft',
       section: sftSection,
+    }),
+    continuous: documented(z.boolean().default(false), {
+      doc: 'train while the edge keeps rolling out: a cycle whenever --groups-per-step complete groups are waiting, each version published as it is trained, until SIGINT or SIGTERM',
+      flagDoc:
+        'train while rollouts continue: a cycle as soon as --groups-per-step complete groups wait (bounded staleness, see Off-policy data)',
+      source: "OpenPipe ART's PipelineTrainer; AReaL and verl's fully-async trainers",
+      flag: 'continuous',
+      sets: true,
+      section: 'Schedule',
     }),
     policyName: documented(policyName, {
       doc: 'the policy to train, created if missing; adapters are published as <policy>@<version>',
@@ -159,6 +170,7 @@ export const trainConfigSchema = z
     scoreRetry: scoreRetrySettingsSchema,
     loss: lossConfigSchema.prefault({}),
     lrSchedule: lrScheduleSettingsSchema,
+    offPolicy: offPolicySettingsSchema,
     groupsPerStep: documented(intBetween(1, 1000).default(8), {
       doc: 'groups claimed per optimiser step',
       source: 'an edgerl choice: with groups of 4–8 episodes, 32–64 episodes a step',
@@ -240,6 +252,11 @@ export const trainConfigSchema = z
         ...(config.inference.apiKey ? { apiKey: config.inference.apiKey } : {}),
       },
       owner: config.owner ?? defaultOwner(outputDir),
+      offPolicy: {
+        ...config.offPolicy,
+        // Overlapping rollouts and training makes every batch a little stale: corrected by default.
+        correction: config.offPolicy.correction ?? (config.continuous ? 'tis' : 'none'),
+      },
     };
   });
 

@@ -62,7 +62,8 @@ type ObjectiveLoss = (
 const objectiveLosses = {
   grpo: (options: GrpoLossOptions) => (logprobs, batch, step) => {
     // Trained tokens with no sampling logprob take the current one, detached: ratio ≡ 1 (on-policy).
-    const old = tf.where(batch.onPolicy, stopGradient(logprobs), batch.oldLogprobs) as tf.Tensor2D; // [B, T−1]
+    const current = stopGradient(logprobs); // [B, T−1]
+    const old = tf.where(batch.onPolicy, current, batch.oldLogprobs) as tf.Tensor2D; // [B, T−1]
     return grpoLoss(
       options,
       {
@@ -71,6 +72,9 @@ const objectiveLosses = {
         advantages: batch.advantages,
         mask: batch.mask,
         ...(batch.refLogprobs ? { refLogprobs: batch.refLogprobs } : {}),
+        // One optimiser step per batch: the proximal policy is this forward's adapter, so its
+        // log-probs are these, detached (grpo/rollout-correction.ts); no second forward pass.
+        ...(options.correction ? { proximalLogprobs: current } : {}),
       },
       step,
     );

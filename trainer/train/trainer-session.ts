@@ -21,6 +21,7 @@ import { loadTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
 import { type Checkpoint, listCheckpoints, loadCheckpointAdapter, readOptimizerState } from './checkpoint.ts';
 import type { JudgeDeps } from './group-rewards.ts';
 import { lockOutputDir, type OutputLock } from './output-lock.ts';
+import { VersionLineage } from './staleness.ts';
 import type { Progress } from './progress.ts';
 import type { TrainConfig, TrainMode } from './train-config.ts';
 import { TrainWorkerPool } from './workers/train-worker-pool.ts';
@@ -78,6 +79,8 @@ export class TrainerSession {
   readonly configHash: string;
   /** Data-parallel gradient workers; undefined when the steps run in this thread (one worker). */
   readonly workers: TrainWorkerPool | undefined;
+  /** The policy's versions and their parents, read once each: how stale a group's samples are. */
+  readonly versions: VersionLineage;
   optimizer: AdamW;
   lineage: Lineage;
   /** The newest checkpoint when it is not committed yet: it must be published before training on. */
@@ -104,6 +107,7 @@ export class TrainerSession {
     this.#lock = parts.lock;
     this.configHash = trainingConfigHash(parts.config);
     this.workers = gradientWorkers(parts.config, parts.deps);
+    this.versions = new VersionLineage((versionId) => parts.deps.store.getPolicyVersion(versionId));
     this.lineage = {
       step: 0,
       trainingRunId: undefined,
@@ -403,6 +407,7 @@ function runConfigSummary(config: TrainConfig): Record<string, unknown> {
       ...config.loss,
       maxGradNorm: Number.isFinite(config.loss.maxGradNorm) ? config.loss.maxGradNorm : null,
     },
+    offPolicy: config.offPolicy,
     lora: config.lora,
     // Only a schedule other than the default enters the hash, so runs from before it existed continue.
     ...(config.mode === 'rl' && !isDefaultSchedule(config.lrSchedule)

@@ -42,6 +42,11 @@ export async function seedGroup(
     tools?: ToolSpec[];
     /** The task's split (default the store's: train). */
     split?: TaskSplit;
+    /**
+     * Added to every stored sampling logprob: a sampler that found each token e^offset times as
+     * likely as this model does (an older version, or another engine's numerics).
+     */
+    logprobOffset?: number;
   },
 ): Promise<SeededGroup> {
   const task = await store.upsertTask({
@@ -86,7 +91,7 @@ export async function seedGroup(
       role: 'assistant',
       content: turn.content,
       completionTokenIds: turn.completionTokenIds,
-      completionLogprobs: turn.completionLogprobs,
+      completionLogprobs: turn.completionLogprobs.map((logprob) => logprob + (options.logprobOffset ?? 0)),
       servedBy: 'tiny',
     });
     await store.finishTrajectory({ trajectoryId: trajectory.id, status: 'finished', verifierReward: reward });

@@ -1,0 +1,55 @@
+// `--continuous`: runContinuous until SIGINT or SIGTERM, which stop it after the current cycle (a
+// second signal exits at once), one line per cycle. Exit status 1 when the last cycle failed or its
+// publication did.
+import { errorMessage } from '../../protocol/error-message.ts';
+import { runContinuous } from '../../trainer/train/run-continuous.ts';
+import type { TrainerSession } from '../../trainer/train/trainer-session.ts';
+import { describeCycle } from './describe-cycle.ts';
+
+/** How often a waiting trainer looks for complete groups: a step's worth rarely lands faster. */
+const pollMs = 2000;
+
+export async function trainContinuously(
+  session: TrainerSession,
+  stdout: NodeJS.WritableStream,
+  stderr: NodeJS.WritableStream,
+): Promise<number> {
+  let stopping = false;
+  let wake: (() => void) | undefined;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      stderr.write(`edgerl train: ${signal} again, exiting now\n`);
+      process.exit(130);
+    }
+    stopping = true;
+    stderr.write(`edgerl train: ${signal}: stopping after the current cycle\n`);
+    wake?.();
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  try {
+    stderr.write(
+      `edgerl train: continuous: a cycle whenever ${session.config.groupsPerStep} complete group(s) wait; SIGINT or SIGTERM stops\n`,
+    );
+    const outcome = await runContinuous(session, {
+      stopping: () => stopping,
+      pollMs,
+      wait: (ms) =>
+        new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, ms);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        }),
+      onCycle: (report) => {
+        if (report.kind !== 'idle' || report.stale > 0) stdout.write(`${describeCycle(report)}\n`);
+      },
+      onError: (error) => stderr.write(`edgerl train: cycle failed: ${errorMessage(error)}\n`),
+    });
+    return outcome.lastFailed ? 1 : 0;
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
+}

@@ -1,0 +1,57 @@
+// End to end: `edgerl demo --quick --json --async --rounds 2` as a real process. Checks that the
+// overlapped phase 3 ends on its own once every task has rolled out and every complete RL group has
+// been consumed by the continuous trainer (none left for a later run), with one cycle per round's
+// worth of groups; not the learning result (`npm run bench:learn -- --async`).
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DemoSummary } from '../../cli/demo/summary.ts';
+import { openStore } from '../../db/drivers/open-store.ts';
+
+const bin = resolve(import.meta.dirname, '../../bin/edgerl.js');
+let cwd: string;
+let code: number | null;
+let stdout = '';
+let stderr = '';
+
+beforeAll(async () => {
+  cwd = mkdtempSync(join(tmpdir(), 'edgerl-demo-async-'));
+  const child = spawn(process.execPath, [bin, 'demo', '--quick', '--json', '--async', '--rounds', '2'], {
+    cwd,
+    env: { ...process.env, JUDGE_BASE_URL: '' },
+  });
+  child.stdout.on('data', (chunk) => {
+    stdout += String(chunk);
+  });
+  child.stderr.on('data', (chunk) => {
+    stderr += String(chunk);
+  });
+  [code] = (await once(child, 'exit')) as [number | null];
+}, 300_000);
+
+afterAll(() => {
+  if (cwd) rmSync(cwd, { recursive: true, force: true });
+});
+
+describe('edgerl demo --quick --json --async', () => {
+  it('rolls out every task and leaves no RL group unconsumed', async () => {
+    expect(code, stderr.slice(-2000)).toBe(0);
+    const summary = JSON.parse(stdout) as DemoSummary;
+    expect(summary.config.async).toBe(true);
+    // --quick: 2 groups a round; the trainer takes a cycle per 2 complete groups (or the rest at the end).
+    expect(summary.rounds.reduce((sum, round) => sum + round.episodes, 0)).toBe(2 * 2 * 2);
+    const store = await openStore({ dataDir: join(cwd, '.edgerl/demo/pgdata'), migrations: 'skip' });
+    try {
+      // RL groups are the ones outside the eval experiment.
+      const { rows } = await store.sql.query(
+        'select status, count(*)::int from rollout_groups where experiment_id is null group by status order by status',
+      );
+      expect(rows.map((row) => [...row])).toEqual([['trained', 4]]);
+    } finally {
+      await store.close();
+    }
+  });
+});
