@@ -45,9 +45,9 @@ describe('edgerl demo --quick --json --async', () => {
     expect(summary.rounds.reduce((sum, round) => sum + round.episodes, 0)).toBe(2 * 2 * 2);
     const store = await openStore({ dataDir: join(cwd, '.edgerl/demo/pgdata'), migrations: 'skip' });
     try {
-      // RL groups are the ones outside the eval experiment.
+      // RL groups: on train tasks (validation groups are never trained; eval's are the experiment's).
       const { rows } = await store.sql.query(
-        'select status, count(*)::int from rollout_groups where experiment_id is null group by status order by status',
+        "select g.status, count(*)::int from rollout_groups g join tasks t on t.id = g.task_id where g.experiment_id is null and t.split = 'train' group by g.status order by g.status",
       );
       expect(rows.map((row) => [...row])).toEqual([['trained', 4]]);
     } finally {

@@ -238,7 +238,7 @@ describe('edgerl train --once (in process)', () => {
       expect(metrics.lr).toBeCloseTo(5e-3 / 4, 15);
       for (const group of held)
         expect((await store.getGroup({ groupId: group.groupId })).group.status).toBe('complete');
-      expect(await runCycle(session)).toEqual({ kind: 'idle', setAside: 0 });
+      expect(await runCycle(session)).toEqual({ kind: 'idle', setAside: 0, stale: 0 });
     } finally {
       await session.close();
     }
