@@ -16,10 +16,10 @@ import { TrainerSession } from '../../trainer/train/trainer-session.ts';
 import type { DemoConfig, DemoPaths } from './demo-config.ts';
 import { publishedVersions } from './demo-queries.ts';
 import type { EdgeClient, GroupView } from './edge-client.ts';
-import { hasRewardSpread, type RoundRecord, rlSeedBase } from './rl-rounds.ts';
+import { hasRewardSpread, type RoundRecord, rlGroupRequest, rlSeedBase } from './rl-rounds.ts';
 import type { StopSignal } from './stop-signal.ts';
 import { validateVersions } from './validate.ts';
-import { demoEnvironment, demoPolicyName, demoTrainConfig } from './trainer-config.ts';
+import { demoPolicyName, demoTrainConfig } from './trainer-config.ts';
 
 /** How often the producer looks at its groups and the trainer at the store, in ms. */
 const pollMs = 250;
@@ -77,18 +77,7 @@ export async function asyncRounds(
         while (next < tasks.length && inFlight.size < config.groupsPerRound) {
           const taskSeed = tasks[next] as number;
           next += 1;
-          const started = await client.startGroup({
-            env: demoEnvironment,
-            groupSize: config.groupSize,
-            split: 'train',
-            taskSeed,
-            policy: demoPolicyName,
-            settings: {
-              temperature: config.temperature,
-              maxTokens: config.maxTokensPerTurn,
-              seed: taskSeed % 2 ** 20,
-            },
-          });
+          const started = await client.startGroup(rlGroupRequest(config, taskSeed));
           inFlight.set(started.groupId, taskSeed);
         }
         await new Promise((resolve) => setTimeout(resolve, pollMs));

@@ -38,6 +38,25 @@ export const rlSeedBase = 2_000_000;
 /** Extra (resampled) groups' task seeds start here: never a seed a regular group of any round uses. */
 const resampleSeedBase = 5_000_000;
 
+/**
+ * An RL group on training task `taskSeed`, from the policy's default version, sampled with the
+ * demo's settings (the sampling seed follows the task, so a rerun samples the same episodes).
+ */
+export function rlGroupRequest(config: DemoConfig, taskSeed: number) {
+  return {
+    env: demoEnvironment,
+    groupSize: config.groupSize,
+    split: 'train',
+    taskSeed,
+    policy: demoPolicyName,
+    settings: {
+      temperature: config.temperature,
+      maxTokens: config.maxTokensPerTurn,
+      seed: taskSeed % 2 ** 20,
+    },
+  } as const;
+}
+
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 
 /** Whether a group's verifier rewards differ (ended episodes with a reward): GRPO's signal. */
@@ -181,18 +200,7 @@ async function rollOut(
   const groupIds: string[] = [];
   let model = '';
   for (const { taskSeed } of starts) {
-    const started = await client.startGroup({
-      env: demoEnvironment,
-      groupSize: config.groupSize,
-      split: 'train',
-      taskSeed,
-      policy: demoPolicyName,
-      settings: {
-        temperature: config.temperature,
-        maxTokens: config.maxTokensPerTurn,
-        seed: taskSeed % 2 ** 20,
-      },
-    });
+    const started = await client.startGroup(rlGroupRequest(config, taskSeed));
     groupIds.push(started.groupId);
     model = started.model;
   }

@@ -3,6 +3,7 @@
 import { errorMessage } from '../../protocol/error-message.ts';
 import type { CycleReport } from '../../trainer/train/run-cycle.ts';
 import { describeCycle } from './describe-cycle.ts';
+import { stopAfterCycle } from './stop-after-cycle.ts';
 
 export async function repeatCycles(
   cycle: () => Promise<CycleReport>,
@@ -10,22 +11,10 @@ export async function repeatCycles(
   stdout: NodeJS.WritableStream,
   stderr: NodeJS.WritableStream,
 ): Promise<number> {
-  let stopping = false;
-  let wake: (() => void) | undefined;
-  const stop = (signal: NodeJS.Signals) => {
-    if (stopping) {
-      stderr.write(`edgerl train: ${signal} again, exiting now\n`);
-      process.exit(130);
-    }
-    stopping = true;
-    stderr.write(`edgerl train: ${signal}: stopping after the current cycle\n`);
-    wake?.();
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  const signals = stopAfterCycle(stderr);
   let failures = 0;
   try {
-    while (!stopping) {
+    while (!signals.stopping()) {
       const started = Date.now();
       try {
         const report = await cycle();
@@ -36,18 +25,11 @@ export async function repeatCycles(
         stderr.write(`edgerl train: cycle failed: ${errorMessage(error)}\n`);
       }
       const wait = Math.max(0, everyMs - (Date.now() - started));
-      if (stopping) break;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, wait);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
+      if (signals.stopping()) break;
+      await signals.wait(wait);
     }
     return failures > 0 ? 1 : 0;
   } finally {
-    process.off('SIGINT', stop);
-    process.off('SIGTERM', stop);
+    signals.dispose();
   }
 }

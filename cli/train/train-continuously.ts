@@ -5,6 +5,7 @@ import { errorMessage } from '../../protocol/error-message.ts';
 import { runContinuous } from '../../trainer/train/run-continuous.ts';
 import type { TrainerSession } from '../../trainer/train/trainer-session.ts';
 import { describeCycle } from './describe-cycle.ts';
+import { stopAfterCycle } from './stop-after-cycle.ts';
 
 /** How often a waiting trainer looks for complete groups: a step's worth rarely lands faster. */
 const pollMs = 2000;
@@ -14,34 +15,15 @@ export async function trainContinuously(
   stdout: NodeJS.WritableStream,
   stderr: NodeJS.WritableStream,
 ): Promise<number> {
-  let stopping = false;
-  let wake: (() => void) | undefined;
-  const stop = (signal: NodeJS.Signals) => {
-    if (stopping) {
-      stderr.write(`edgerl train: ${signal} again, exiting now\n`);
-      process.exit(130);
-    }
-    stopping = true;
-    stderr.write(`edgerl train: ${signal}: stopping after the current cycle\n`);
-    wake?.();
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  const signals = stopAfterCycle(stderr);
   try {
     stderr.write(
       `edgerl train: continuous: a cycle whenever ${session.config.groupsPerStep} complete group(s) wait; SIGINT or SIGTERM stops\n`,
     );
     const outcome = await runContinuous(session, {
-      stopping: () => stopping,
+      stopping: signals.stopping,
       pollMs,
-      wait: (ms) =>
-        new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, ms);
-          wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        }),
+      wait: signals.wait,
       onCycle: (report) => {
         if (report.kind !== 'idle' || report.stale > 0) stdout.write(`${describeCycle(report)}\n`);
       },
@@ -49,7 +31,6 @@ export async function trainContinuously(
     });
     return outcome.lastFailed ? 1 : 0;
   } finally {
-    process.off('SIGINT', stop);
-    process.off('SIGTERM', stop);
+    signals.dispose();
   }
 }
