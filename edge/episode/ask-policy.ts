@@ -3,6 +3,7 @@ import type { ChatMessage, ToolSpec } from '../../protocol/chat.ts';
 import type { PolicyClient, PolicyResponse } from '../policy/policy-client.ts';
 import { isRetryablePolicyError } from '../policy/policy-error.ts';
 import type { EpisodeSettings } from './episode-defaults.ts';
+import { startDeadline } from '../../protocol/deadline.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 import { type RetryDeps, withRetries } from '../../protocol/openai/with-retries.ts';
 
@@ -29,20 +30,24 @@ export type Asked =
 export async function askPolicy(input: AskPolicyInput): Promise<Asked> {
   const { settings, signal } = input;
   const result = await withRetries(
-    () => {
-      const timeout = AbortSignal.timeout(settings.policyTimeoutMs);
-      return input.policy.complete({
-        messages: [...input.messages],
-        tools: input.tools,
-        ...(input.toolChoice ? { toolChoice: input.toolChoice } : {}),
-        ...(input.strictTools ? { strictTools: true } : {}),
-        model: input.model,
-        temperature: settings.temperature,
-        maxTokens: settings.maxTokens,
-        // Turn n is sent seed + n, so an episode's turns do not repeat one draw.
-        ...(settings.seed !== undefined ? { seed: settings.seed + input.turn } : {}),
-        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-      });
+    async () => {
+      const deadline = startDeadline(settings.policyTimeoutMs, signal);
+      try {
+        return await input.policy.complete({
+          messages: [...input.messages],
+          tools: input.tools,
+          ...(input.toolChoice ? { toolChoice: input.toolChoice } : {}),
+          ...(input.strictTools ? { strictTools: true } : {}),
+          model: input.model,
+          temperature: settings.temperature,
+          maxTokens: settings.maxTokens,
+          // Turn n is sent seed + n, so an episode's turns do not repeat one draw.
+          ...(settings.seed !== undefined ? { seed: settings.seed + input.turn } : {}),
+          signal: deadline.signal,
+        });
+      } finally {
+        deadline.clear();
+      }
     },
     {
       policy: settings.retry,

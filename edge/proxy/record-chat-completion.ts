@@ -212,9 +212,9 @@ async function recordStream(
     stream_options: { ...clientOptions, include_usage: true },
   };
   const started = performance.now();
-  const response = await openUpstream(context.upstream, upstreamBody, call.signal);
+  const { response, release } = await openUpstream(context.upstream, upstreamBody, call.signal);
   if (!response.ok || !response.body) {
-    const text = await response.text();
+    const text = await response.text().finally(release);
     const contentType = response.headers.get('content-type') ?? 'application/json';
     return { status: response.status, contentType, body: text, model };
   }
@@ -284,6 +284,7 @@ async function recordStream(
       await reader.cancel(error).catch(() => {});
       await writer.abort(error).catch(() => {});
     } finally {
+      release();
       letGo();
     }
   })();

@@ -1,6 +1,7 @@
 // The inference endpoint the proxy forwards to (and the episode loop asks): any OpenAI-compatible
 // chat completions API. One call: the response status, its JSON (or text) and the latency.
 import { chatCompletionsUrl } from '../../protocol/openai/chat-completions-url.ts';
+import { startDeadline } from '../../protocol/deadline.ts';
 import { errorMessageWithCause } from '../../protocol/error-message.ts';
 import { ApiError } from '../http/api-error.ts';
 import type { FleetFetch } from '../routing/fleet-fetch.ts';
@@ -31,7 +32,7 @@ export async function callUpstream(
   signal?: AbortSignal,
 ): Promise<UpstreamReply> {
   const url = chatCompletionsUrl(endpoint.baseUrl);
-  const timeout = AbortSignal.timeout(endpoint.timeoutMs);
+  const deadline = startDeadline(endpoint.timeoutMs, signal);
   const started = performance.now();
   try {
     const response = await send(endpoint, url, body, {
@@ -41,7 +42,7 @@ export async function callUpstream(
         ...(endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {}),
       },
       body: JSON.stringify(body),
-      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+      signal: deadline.signal,
     });
     const text = await response.text();
     return {
@@ -52,11 +53,19 @@ export async function callUpstream(
     };
   } catch (error) {
     if (error instanceof ApiError) throw error;
-    const reason = timeout.aborted
+    const reason = deadline.timedOut
       ? `no answer within ${endpoint.timeoutMs} ms`
       : errorMessageWithCause(error);
     throw new ApiError('bad-gateway', `inference endpoint ${url}: ${reason}`, { cause: error });
+  } finally {
+    deadline.clear();
   }
+}
+
+/** An opened stream and its deadline, which the reader clears once it has read the body. */
+export interface OpenedUpstream {
+  readonly response: Response;
+  readonly release: () => void;
 }
 
 /** Opens a call whose body is read by the caller (a stream); the timeout covers the whole stream. */
@@ -64,11 +73,11 @@ export async function openUpstream(
   endpoint: UpstreamEndpoint,
   body: Record<string, unknown>,
   signal?: AbortSignal,
-): Promise<Response> {
+): Promise<OpenedUpstream> {
   const url = chatCompletionsUrl(endpoint.baseUrl);
-  const timeout = AbortSignal.timeout(endpoint.timeoutMs);
+  const deadline = startDeadline(endpoint.timeoutMs, signal);
   try {
-    return await send(endpoint, url, body, {
+    const response = await send(endpoint, url, body, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
@@ -76,11 +85,13 @@ export async function openUpstream(
         ...(endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {}),
       },
       body: JSON.stringify(body),
-      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+      signal: deadline.signal,
     });
+    return { response, release: deadline.clear };
   } catch (error) {
+    deadline.clear();
     if (error instanceof ApiError) throw error;
-    const reason = timeout.aborted
+    const reason = deadline.timedOut
       ? `no answer within ${endpoint.timeoutMs} ms`
       : errorMessageWithCause(error);
     throw new ApiError('bad-gateway', `inference endpoint ${url}: ${reason}`, { cause: error });

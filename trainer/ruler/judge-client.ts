@@ -6,6 +6,7 @@
 import type { ChatMessage } from '../../protocol/chat.ts';
 import { completionUsageSchema, parseChatCompletion } from '../../protocol/openai/chat-completion.ts';
 import { chatCompletionsUrl } from '../../protocol/openai/chat-completions-url.ts';
+import { startDeadline } from '../../protocol/deadline.ts';
 import { errorMessageWithCause } from '../../protocol/error-message.ts';
 import { parseRetryAfter } from '../../protocol/openai/retry-after.ts';
 import { isRetryableStatus } from '../../protocol/openai/retryable-status.ts';
@@ -82,7 +83,7 @@ export function createJudgeClient(options: JudgeClientOptions): JudgeClient {
   let mode: ResponseMode = options.initialMode ?? 'json_schema';
 
   async function post(body: object, signal?: AbortSignal): Promise<HttpReply | JudgeCallFailure> {
-    const timeout = AbortSignal.timeout(options.timeoutMs);
+    const deadline = startDeadline(options.timeoutMs, signal);
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
     try {
@@ -90,18 +91,20 @@ export function createJudgeClient(options: JudgeClientOptions): JudgeClient {
         method: 'POST',
         headers,
         body: JSON.stringify(body),
-        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+        signal: deadline.signal,
       });
       // Read the body under the same deadline: a server can stall after the headers.
       const text = await response.text();
       return { status: response.status, headers: response.headers, text };
     } catch (error) {
-      if (timeout.aborted) {
+      if (deadline.timedOut) {
         return { kind: 'timeout', retryable: true, message: `no answer within ${options.timeoutMs} ms` };
       }
       if (signal?.aborted) return { kind: 'aborted', retryable: false, message: 'aborted by the caller' };
       const message = `request to ${url} failed: ${errorMessageWithCause(error)}`;
       return { kind: 'network', retryable: true, message };
+    } finally {
+      deadline.clear();
     }
   }
 
