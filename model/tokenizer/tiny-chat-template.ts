@@ -12,6 +12,9 @@
 // (it learns the format from demonstrations), and on a CPU every prompt token is paid for in every
 // training sequence. Measured on a three-hop demo episode: 370 tokens with a Qwen-style tools block,
 // 219 with signatures (and a shorter system prompt), 163 with the demo's extra vocabulary pieces too.
+// Parameter names are the properties dict iterated directly, not `.items()`: the JS renderer
+// (@huggingface/jinja) looks a key up before a method, so a parameter named `items` broke the render, and
+// a tool author's or a proxy client's names must all render (Python Jinja2 gives the same text either way).
 
 export const tinyChatTemplate = [
   "{%- set has_system = messages | length > 0 and messages[0].role == 'system' %}",
@@ -25,7 +28,7 @@ export const tinyChatTemplate = [
   '      {%- set fn = tool.function if tool.function is defined else tool %}',
   "      {{- ' ' + fn.name + '(' }}",
   '      {%- if fn.parameters is defined and fn.parameters.properties is defined %}',
-  '        {%- for name, spec in fn.parameters.properties.items() %}',
+  '        {%- for name in fn.parameters.properties %}',
   "          {%- if not loop.first %}{{- ', ' }}{%- endif %}{{- name }}",
   '        {%- endfor %}',
   '      {%- endif %}',

@@ -243,6 +243,22 @@ describe('tiny chat template', () => {
     expect(tiny.applyChatTemplate(messages, { tools, addGenerationPrompt: true })).toBe(expected);
   });
 
+  it('renders any parameter name, one that shadows a dict method (`items`, `keys`) too', () => {
+    const listing: ToolSpec = {
+      type: 'function',
+      function: {
+        name: 'add_items',
+        parameters: {
+          type: 'object',
+          properties: { items: { type: 'array' }, keys: { type: 'string' }, values: { type: 'string' } },
+        },
+      },
+    };
+    const text = tiny.applyChatTemplate([{ role: 'user', content: 'q' }], { tools: [listing] });
+    expect(text.split('\n')[0]).toBe('<|im_start|>system');
+    expect(text).toContain('Tools: add_items(items, keys, values)<|im_end|>');
+  });
+
   it('separates content and several calls by newlines, keeps non-JSON arguments verbatim, groups tool results', () => {
     const second = { id: 'c2', type: 'function' as const, function: { name: 'add', arguments: 'a=1' } };
     const text = tiny.applyChatTemplate([
