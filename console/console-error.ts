@@ -1,23 +1,12 @@
 // The console's own request error (a malformed query the page or script sent), and the one place
 // errors become responses: store errors by their code, everything else a 500 whose cause is logged
 // and never shown (it may hold SQL).
-import { isStoreError, type StoreErrorCode } from '../db/errors.ts';
+import { isStoreError, storeErrorStatus } from '../db/errors.ts';
 
 export class ConsoleRequestError extends Error {
   override readonly name = 'ConsoleRequestError';
   readonly code = 'bad-request';
 }
-
-const storeStatuses = {
-  validation: 400,
-  'not-found': 404,
-  conflict: 409,
-  'history-mismatch': 409,
-  'trajectory-closed': 409,
-  'lease-lost': 409,
-  'policy-lease-lost': 409,
-  'not-migrated': 503,
-} satisfies Record<StoreErrorCode, number>;
 
 export interface ErrorOutcome {
   readonly status: 400 | 404 | 409 | 500 | 503;
@@ -31,7 +20,7 @@ export function errorOutcome(error: unknown): ErrorOutcome {
   if (error instanceof ConsoleRequestError)
     return { status: 400, code: error.code, message: error.message, log: false };
   if (isStoreError(error)) {
-    const status = storeStatuses[error.code] as ErrorOutcome['status'];
+    const status = storeErrorStatus[error.code];
     return { status, code: error.code, message: error.message, log: status >= 500 };
   }
   return {

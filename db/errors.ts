@@ -1,5 +1,5 @@
-// The store's typed errors: a stable `code` callers branch on (the edge maps codes to HTTP statuses in
-// its one onError), a message that names what is wrong, and the original error kept as `cause`.
+// The store's typed errors: a stable `code` callers branch on (`storeErrorStatus` maps codes to HTTP
+// statuses for the edge's and the console's error responses), a message that names what is wrong, and the original error kept as `cause`.
 import type { z } from 'zod';
 
 export const storeErrorCodes = [
@@ -21,6 +21,22 @@ export const storeErrorCodes = [
   'not-migrated',
 ] as const;
 export type StoreErrorCode = (typeof storeErrorCodes)[number];
+
+/**
+ * What each store failure means to an HTTP client, the one table both HTTP faces read (the edge's
+ * onError and the console's): bad input, a missing row, a contradiction of what is stored, or a
+ * database that is not ready.
+ */
+export const storeErrorStatus = {
+  validation: 400,
+  'not-found': 404,
+  conflict: 409,
+  'history-mismatch': 409,
+  'trajectory-closed': 409,
+  'lease-lost': 409,
+  'policy-lease-lost': 409,
+  'not-migrated': 503,
+} as const satisfies Record<StoreErrorCode, 400 | 404 | 409 | 503>;
 
 export class StoreError extends Error {
   override readonly name = 'StoreError';

@@ -2,7 +2,7 @@
 // ApiErrors carry their own status, StoreErrors map by code, Hono's HTTPExceptions keep theirs, and
 // anything else is a 500 whose body says nothing about internals (no SQL, no stack, no secrets).
 import { HTTPException } from 'hono/http-exception';
-import { StoreError, type StoreErrorCode } from '../../db/errors.ts';
+import { StoreError, storeErrorStatus } from '../../db/errors.ts';
 import { ApiError, type ApiErrorCode, apiErrorCodes } from './api-error.ts';
 
 export interface ErrorBody {
@@ -20,28 +20,18 @@ export interface ErrorResponse {
   readonly log: boolean;
 }
 
-/** How each store failure reads to an API client. `query-*` only arise inside episodes. */
-const storeCodes = {
-  validation: 'invalid-request',
-  'not-found': 'not-found',
-  conflict: 'conflict',
-  'history-mismatch': 'conflict',
-  'trajectory-closed': 'conflict',
-  'lease-lost': 'conflict',
-  'policy-lease-lost': 'conflict',
-  'not-migrated': 'unavailable',
-} as const satisfies Record<StoreErrorCode, ApiErrorCode>;
-
 export function errorResponse(error: unknown): ErrorResponse {
   if (error instanceof ApiError) {
     const body = { code: error.code, message: error.message, ...(error.field ? { field: error.field } : {}) };
     return { status: error.status, body: { error: body }, log: error.status >= 500 };
   }
   if (error instanceof StoreError) {
-    const code = storeCodes[error.code];
+    // The API's code for the store's status: 400 invalid-request, 404, 409 conflict, 503 unavailable.
+    const status = storeErrorStatus[error.code];
+    const code = codeForStatus(status);
     const field = error.issues[0]?.path.join('.');
     const body = { code, message: error.message, ...(field ? { field } : {}) };
-    return { status: apiErrorCodes[code], body: { error: body }, log: apiErrorCodes[code] >= 500 };
+    return { status, body: { error: body }, log: status >= 500 };
   }
   if (error instanceof HTTPException) {
     const code = codeForStatus(error.status);
