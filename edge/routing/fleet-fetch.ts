@@ -30,11 +30,14 @@ export function fleetFetch(picker: ReplicaPicker, doFetch: typeof fetch = fetch)
         last = error;
         continue;
       }
-      if (response.status !== 404 || isLast) return response;
-      // A 404 from a holder: it lost the adapter (a restart). Its body is read here, so pass it on whole.
+      if (response.status !== 404) return response;
+      // A 404 from a holder: it lost the adapter (a restart), so it is quarantined even when it is the
+      // last to try, as the episode loop's client does. Its body is read here, so pass it on whole.
       const text = await response.text();
       await picker.lost(choice, replica, `404 for ${model}: ${text.slice(0, 300)}`);
-      last = new Response(text, { status: response.status, headers: response.headers });
+      const answer = new Response(text, { status: response.status, headers: response.headers });
+      if (isLast) return answer;
+      last = answer;
     }
     throw last;
   };

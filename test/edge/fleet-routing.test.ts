@@ -136,6 +136,10 @@ describe('failover over the fleet', () => {
     // Call 3: c refused and b, the last to try, answered 404: the client gets b's answer as it was.
     const last = await send(held.adapterName, init());
     expect(last.status).toBe(404);
+    expect(await last.json()).toEqual({ error: { message: 'gone' } });
+    // b lost the adapter: quarantined though it was the last to try.
+    const rows = await store.listPublications({ versionId: held.versionId });
+    expect(rows.find((row) => row.replica === b.baseUrl)?.state).toBe('quarantined');
   });
 });
 

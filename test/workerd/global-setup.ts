@@ -1,8 +1,8 @@
 // Node side of the workerd tests: a fresh, migrated database on the server EDGERL_TEST_DATABASE_URL
 // names, the WebSocket-to-TCP tunnel the Neon driver in workerd connects through, the inference
-// double, and (project `workers` only) a SQL sandbox with its reader role (setupSandbox). Their
-// addresses reach the Worker as bindings (vitest.config.ts). Without a server, only the tests that
-// need no database run (see worker.test.ts).
+// double (and two more as a fleet's replicas), and (project `workers` only) a SQL sandbox with its
+// reader role (setupSandbox). Their addresses reach the Worker as bindings (vitest.config.ts). Without
+// a server, only the tests that need no database run (see worker.test.ts).
 import type { TestProject } from 'vitest/node';
 import { openStore } from '../../db/drivers/open-store.ts';
 import { type InferenceDouble, startInferenceDouble } from '../edge/support/inference-double.ts';
@@ -15,6 +15,8 @@ export interface WorkerdContext {
   readonly databaseUrl: string;
   readonly tunnel: string;
   readonly inferenceBaseUrl: string;
+  /** Two more inference doubles, the fleet of fleet.test.ts (INFERENCE_REPLICAS), used by nothing else. */
+  readonly replicaBaseUrls: readonly [string, string];
   /** The sandbox reader's URL (SQL_DATABASE_URL); empty without a server and in workers-hyperdrive. */
   readonly sqlDatabaseUrl: string;
 }
@@ -27,6 +29,7 @@ declare module 'vitest' {
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const double: InferenceDouble = await startInferenceDouble();
+  const replicas = await Promise.all([startInferenceDouble(), startInferenceDouble()]);
   let database: TestDatabase | undefined;
   let tunnel: DevTunnel | undefined;
   let sandbox: TestSandbox | undefined;
@@ -42,6 +45,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     databaseUrl: database?.url ?? '',
     tunnel: tunnel?.address ?? '',
     inferenceBaseUrl: double.baseUrl,
+    replicaBaseUrls: [replicas[0].baseUrl, replicas[1].baseUrl],
     sqlDatabaseUrl: sandbox?.readerUrl ?? '',
   });
   return async () => {
@@ -49,5 +53,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await tunnel?.close();
     await database?.drop();
     await double.close();
+    await Promise.all(replicas.map((replica) => replica.close()));
   };
 }

@@ -12,11 +12,11 @@ import {
   waitOnExecutionContext,
 } from 'cloudflare:test';
 import { describe, expect, inject, it } from 'vitest';
-import { openNeonStore } from '../../db/drivers/open-neon-store.ts';
 import { multiHop, solve } from '../../edge/environments/multi-hop.ts';
 import { episodeMessage } from '../../edge/rollouts/episode-message.ts';
 import { queueMaxDeliveries } from '../../edge/rollouts/queue-delivery.ts';
 import worker, { type WorkerEnv } from '../../edge/runtime/worker.ts';
+import { openWorkerdTestStore } from './neon-test-store.ts';
 
 const context = inject('workerd');
 const key = 'workerd-test-key';
@@ -110,16 +110,6 @@ describe.runIf(context.databaseUrl)('the Worker on Postgres through the Neon dri
 });
 
 describe.runIf(context.databaseUrl)('the queue consumer in workerd', () => {
-  const storeFor = () =>
-    openNeonStore({
-      url: context.databaseUrl,
-      neon: {
-        wsProxy: (host, port) => `${context.tunnel}/v2?address=${host}:${port}`,
-        useSecureWebSocket: false,
-        pipelineTLS: false,
-        pipelineConnect: false,
-      },
-    });
   const stats = async () =>
     (await (await fetch(`${context.inferenceBaseUrl.replace(/\/v1$/, '')}/__control/stats`)).json()) as {
       requests: number;
@@ -136,7 +126,7 @@ describe.runIf(context.databaseUrl)('the queue consumer in workerd', () => {
 
   /** A group of one whose message was never sent, with `turns` of its ideal episode already stored. */
   async function interruptedEpisode(turns: number) {
-    const store = await storeFor();
+    const store = await openWorkerdTestStore();
     try {
       const task = multiHop.sampleTask('train', 31);
       const stored = await store.upsertTask({
@@ -223,20 +213,9 @@ describe.runIf(context.databaseUrl)('the queue consumer in workerd', () => {
 });
 
 describe.runIf(context.databaseUrl)('the cron sweep in workerd', () => {
-  const storeFor = () =>
-    openNeonStore({
-      url: context.databaseUrl,
-      neon: {
-        wsProxy: (host, port) => `${context.tunnel}/v2?address=${host}:${port}`,
-        useSecureWebSocket: false,
-        pipelineTLS: false,
-        pipelineConnect: false,
-      },
-    });
-
   /** A group of one whose consumer died after `turns` turns: leased to it, the lease lapsed. */
   async function orphanedEpisode(turns: number, resumes: number) {
-    const store = await storeFor();
+    const store = await openWorkerdTestStore();
     try {
       const task = multiHop.sampleTask('train', 41 + resumes);
       const stored = await store.upsertTask({

@@ -1,0 +1,175 @@
+// INFERENCE_REPLICAS in workerd: the Worker sends a trained version only to the replicas the store says
+// hold it (`publications` rows `ready`), on both of its paths: the queue consumer's episodes (the fleet
+// policy client) and the recording proxy (the fleet fetch). A replica that answers 404 for a version it
+// was ready for is quarantined there, and a version no replica holds is refused before anything is
+// recorded. The replicas are two inference doubles of this file's own (global-setup.ts), so their call
+// counts are this file's; the Node side of the same rules is test/edge/fleet-routing.test.ts.
+import {
+  createExecutionContext,
+  createMessageBatch,
+  env,
+  getQueueResult,
+  waitOnExecutionContext,
+} from 'cloudflare:test';
+import { describe, expect, inject, it } from 'vitest';
+import { multiHop } from '../../edge/environments/multi-hop.ts';
+import { episodeMessage } from '../../edge/rollouts/episode-message.ts';
+import worker, { type WorkerEnv } from '../../edge/runtime/worker.ts';
+import { openWorkerdTestStore } from './neon-test-store.ts';
+
+const context = inject('workerd');
+const [a, b] = context.replicaBaseUrls;
+const fleetEnv: WorkerEnv = {
+  ...(env as unknown as WorkerEnv),
+  INFERENCE_REPLICAS: `${a},${b}`,
+  // A quarantine reaches routing at the next call.
+  FLEET_CACHE_MS: '1',
+};
+const key = 'workerd-test-key';
+
+/** Completions each replica has answered so far. */
+async function answered(): Promise<[number, number]> {
+  const count = async (baseUrl: string) =>
+    (
+      (await (await fetch(`${baseUrl.replace(/\/v1$/, '')}/__control/stats`)).json()) as {
+        completions: number;
+      }
+    ).completions;
+  return [await count(a), await count(b)];
+}
+
+/** A request to the Worker configured with the fleet. */
+async function call(path: string, json: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  const executionContext = createExecutionContext();
+  const response = await worker.fetch(
+    new Request(`https://edge.test${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(json),
+    }),
+    fleetEnv,
+    executionContext,
+  );
+  await waitOnExecutionContext(executionContext);
+  return response;
+}
+
+/** A published trained version, `ready` on each of `ready`. */
+async function versionReadyOn(ready: readonly string[]) {
+  const store = await openWorkerdTestStore();
+  try {
+    const policy = await store.createPolicy({
+      name: `fleet-${crypto.randomUUID().slice(0, 8)}`,
+      baseModel: 'tiny',
+    });
+    const version = await store.registerPolicyVersion({ policyId: policy.id, adapterUri: '/adapters/1' });
+    await store.publishPolicyVersion({ versionId: version.id });
+    for (const replica of ready)
+      await store.recordPublication({ versionId: version.id, replica, state: 'ready' });
+    return { adapterName: version.adapterName, versionId: version.id };
+  } finally {
+    await store.close();
+  }
+}
+
+async function read<T>(
+  use: (store: Awaited<ReturnType<typeof openWorkerdTestStore>>) => Promise<T>,
+): Promise<T> {
+  const store = await openWorkerdTestStore();
+  try {
+    return await use(store);
+  } finally {
+    await store.close();
+  }
+}
+
+const question = [{ role: 'user', content: 'Find the value of key qq.' }];
+
+describe.runIf(context.databaseUrl)('the Worker over an inference fleet (INFERENCE_REPLICAS)', () => {
+  it('runs a queued episode of a version on the one replica that holds it, and records that replica', async () => {
+    const held = await versionReadyOn([b]);
+    const { groupId, trajectoryId } = await read(async (store) => {
+      const task = multiHop.sampleTask('train', 41);
+      const stored = await store.upsertTask({
+        env: 'multi-hop',
+        key: task.id,
+        input: task,
+        split: task.split,
+      });
+      const group = await store.createGroup({ taskId: stored.id, size: 1 });
+      const trajectory = await store.startTrajectory({
+        groupId: group.id,
+        policyVersionId: held.versionId,
+        metadata: { model: held.adapterName, slot: 0, settings: {} },
+      });
+      return { groupId: group.id, trajectoryId: trajectory.id };
+    });
+    const before = await answered();
+    const batch = createMessageBatch('edgerl-episodes', [
+      { id: 'message-1', timestamp: new Date(), attempts: 1, body: episodeMessage(groupId, trajectoryId) },
+    ]);
+    const executionContext = createExecutionContext();
+    await worker.queue(batch, fleetEnv, executionContext);
+    expect((await getQueueResult(batch, executionContext)).explicitAcks).toEqual(['message-1']);
+    const { trajectory, turns } = await read((store) => store.getTrajectory(trajectoryId));
+    expect(trajectory).toMatchObject({ status: 'finished', verifierReward: 1 });
+    const assistant = turns.filter((turn) => turn.role === 'assistant');
+    const after = await answered();
+    expect(after[0]).toBe(before[0]);
+    expect(after[1] - before[1]).toBe(assistant.length);
+    for (const turn of assistant) expect(turn.metadata?.replica).toBe(b);
+  });
+
+  it('proxies a recorded call of a version to its replica, and refuses a version no replica holds before recording it', async () => {
+    const held = await versionReadyOn([a]);
+    const created = await call('/v1/trajectories', { env: 'outside-agent', policy: held.adapterName });
+    expect(created.status).toBe(201);
+    const { trajectory } = (await created.json()) as { trajectory: { id: string } };
+    const before = await answered();
+    const reply = await call(
+      '/v1/chat/completions',
+      { model: 'anything', messages: question },
+      { 'x-edgerl-trajectory': trajectory.id },
+    );
+    expect(reply.status).toBe(200);
+    const after = await answered();
+    expect([after[0] - before[0], after[1] - before[1]]).toEqual([1, 0]);
+    const { turns } = await read((store) => store.getTrajectory(trajectory.id));
+    expect(turns.map((turn) => turn.role)).toEqual(['user', 'assistant']);
+
+    const unheld = await versionReadyOn([]);
+    const refused = await call('/v1/trajectories', { env: 'outside-agent', policy: unheld.adapterName });
+    expect(refused.status).toBe(503);
+    expect(await refused.json()).toMatchObject({
+      error: { code: 'unavailable', message: expect.stringMatching(/is ready on no inference replica/) },
+    });
+    expect(await answered()).toEqual(after);
+  });
+
+  it('quarantines each replica that answers 404 for a version it was ready for, then refuses the version', async () => {
+    const held = await versionReadyOn([a, b]);
+    const lost = { kind: 'status', status: 404, body: { error: { message: 'The model does not exist.' } } };
+    for (const replica of [a, b])
+      await fetch(`${replica.replace(/\/v1$/, '')}/__control/fail`, {
+        method: 'POST',
+        body: JSON.stringify({ faults: [lost] }),
+      });
+    const created = await call('/v1/trajectories', { env: 'outside-agent', policy: held.adapterName });
+    const { trajectory } = (await created.json()) as { trajectory: { id: string } };
+    const ask = () =>
+      call(
+        '/v1/chat/completions',
+        { model: 'anything', messages: question },
+        { 'x-edgerl-trajectory': trajectory.id },
+      );
+    // Both replicas lost it: the first 404 fails over to the other, whose 404 is the answer.
+    const first = await ask();
+    expect(first.status).toBe(404);
+    const rows = await read((store) => store.listPublications({ versionId: held.versionId }));
+    expect(rows.map((row) => row.state)).toEqual(['quarantined', 'quarantined']);
+    const next = await ask();
+    expect(next.status).toBe(503);
+    // Neither answer was a reply: nothing was recorded.
+    expect((await read((store) => store.getTrajectory(trajectory.id))).turns).toEqual([]);
+  });
+});
