@@ -17,10 +17,12 @@ export function replyTurn(
   model: string,
   index: number,
   latencyMs: number,
+  replica?: string,
 ): { turn: TurnInput; toolCallIds: string[] } {
   const { request, trajectoryId } = call;
   try {
-    const response = toPolicyResponse(json, { model, latencyMs });
+    const parsed = toPolicyResponse(json, { model, latencyMs });
+    const response = replica ? { ...parsed, replica } : parsed;
     const message = withToolCallIds(response.message, index);
     const maxTokens = request.max_completion_tokens ?? request.max_tokens ?? undefined;
     const built = assistantTurn(response, message, {

@@ -186,7 +186,7 @@ async function recordWhole(context: ProxyContext, call: ProxyCall, exchange: Exc
     throw new ApiError('bad-gateway', 'inference endpoint: the completion is not JSON', { cause: error });
   }
   const index = exchange.messages.length;
-  const { turn, toolCallIds } = replyTurn(call, json, model, index, upstream.latencyMs);
+  const { turn, toolCallIds } = replyTurn(call, json, model, index, upstream.latencyMs, upstream.replica);
   await storeExchange(context, call.trajectoryId, exchange, turn);
   const body = clientResponse(json, exchange.asked, toolCallIds);
   return {
@@ -212,7 +212,7 @@ async function recordStream(
     stream_options: { ...clientOptions, include_usage: true },
   };
   const started = performance.now();
-  const { response, release } = await openUpstream(context.upstream, upstreamBody, call.signal);
+  const { response, release, replica } = await openUpstream(context.upstream, upstreamBody, call.signal);
   if (!response.ok || !response.body) {
     const text = await response.text().finally(release);
     const contentType = response.headers.get('content-type') ?? 'application/json';
@@ -249,7 +249,14 @@ async function recordStream(
     forward(parser.push(decoder.decode()), send);
     forward(parser.flush(), send);
     try {
-      const { turn } = replyTurn(call, accumulator.completion(), model, index, performance.now() - started);
+      const { turn } = replyTurn(
+        call,
+        accumulator.completion(),
+        model,
+        index,
+        performance.now() - started,
+        replica,
+      );
       await storeExchange(context, call.trajectoryId, exchange, turn);
     } catch (error) {
       context.logError?.(error);

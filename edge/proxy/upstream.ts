@@ -24,6 +24,8 @@ export interface UpstreamReply {
   readonly contentType: string;
   readonly text: string;
   readonly latencyMs: number;
+  /** Over a fleet: the replica that answered. */
+  readonly replica?: string;
 }
 
 export async function callUpstream(
@@ -35,7 +37,7 @@ export async function callUpstream(
   const deadline = startDeadline(endpoint.timeoutMs, signal);
   const started = performance.now();
   try {
-    const response = await send(endpoint, url, body, {
+    const { response, replica } = await send(endpoint, url, body, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
@@ -50,6 +52,7 @@ export async function callUpstream(
       contentType: response.headers.get('content-type') ?? 'application/json',
       text,
       latencyMs: performance.now() - started,
+      ...(replica ? { replica } : {}),
     };
   } catch (error) {
     if (error instanceof ApiError) throw error;
@@ -66,6 +69,8 @@ export async function callUpstream(
 export interface OpenedUpstream {
   readonly response: Response;
   readonly release: () => void;
+  /** Over a fleet: the replica that answered. */
+  readonly replica?: string;
 }
 
 /** Opens a call whose body is read by the caller (a stream); the timeout covers the whole stream. */
@@ -77,7 +82,7 @@ export async function openUpstream(
   const url = chatCompletionsUrl(endpoint.baseUrl);
   const deadline = startDeadline(endpoint.timeoutMs, signal);
   try {
-    const response = await send(endpoint, url, body, {
+    const { response, replica } = await send(endpoint, url, body, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
@@ -87,7 +92,7 @@ export async function openUpstream(
       body: JSON.stringify(body),
       signal: deadline.signal,
     });
-    return { response, release: deadline.clear };
+    return { response, release: deadline.clear, ...(replica ? { replica } : {}) };
   } catch (error) {
     deadline.clear();
     if (error instanceof ApiError) throw error;
@@ -104,6 +109,7 @@ function send(
   url: string,
   body: Record<string, unknown>,
   init: RequestInit,
-): Promise<Response> {
-  return endpoint.fleet ? endpoint.fleet(String(body.model), init) : (endpoint.fetch ?? fetch)(url, init);
+): Promise<{ response: Response; replica?: string }> {
+  if (endpoint.fleet) return endpoint.fleet(String(body.model), init);
+  return (endpoint.fetch ?? fetch)(url, init).then((response) => ({ response }));
 }

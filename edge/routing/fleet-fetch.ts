@@ -6,8 +6,14 @@ import { chatCompletionsUrl } from '../../protocol/openai/chat-completions-url.t
 import { ApiError } from '../http/api-error.ts';
 import type { ReplicaPicker } from './replica-router.ts';
 
+/** A fleet's answer and the replica that gave it (recorded on the turn, as the episode loop's are). */
+export interface FleetAnswer {
+  readonly response: Response;
+  readonly replica: string;
+}
+
 /** Sends a chat completions request for `model` to the fleet; resolves with the first usable answer. */
-export type FleetFetch = (model: string, init: RequestInit) => Promise<Response>;
+export type FleetFetch = (model: string, init: RequestInit) => Promise<FleetAnswer>;
 
 export function fleetFetch(picker: ReplicaPicker, doFetch: typeof fetch = fetch): FleetFetch {
   return async (model, init) => {
@@ -30,13 +36,13 @@ export function fleetFetch(picker: ReplicaPicker, doFetch: typeof fetch = fetch)
         last = error;
         continue;
       }
-      if (response.status !== 404) return response;
+      if (response.status !== 404) return { response, replica };
       // A 404 from a holder: it lost the adapter (a restart), so it is quarantined even when it is the
       // last to try, as the episode loop's client does. Its body is read here, so pass it on whole.
       const text = await response.text();
       await picker.lost(choice, replica, `404 for ${model}: ${text.slice(0, 300)}`);
       const answer = new Response(text, { status: response.status, headers: response.headers });
-      if (isLast) return answer;
+      if (isLast) return { response: answer, replica };
       last = answer;
     }
     throw last;

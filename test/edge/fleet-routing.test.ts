@@ -131,12 +131,15 @@ describe('failover over the fleet', () => {
       body: JSON.stringify({ model: held.adapterName, messages: [{ role: 'user', content: 'hi' }] }),
     });
     // Call 1 tries c (refused) then b, call 2 b first.
-    for (const _ of [1, 2]) expect((await send(held.adapterName, init())).status).toBe(200);
+    for (const _ of [1, 2]) {
+      const answer = await send(held.adapterName, init());
+      expect([answer.response.status, answer.replica]).toEqual([200, b.baseUrl]);
+    }
     b.fail({ kind: 'status', status: 404, body: { error: { message: 'gone' } } });
     // Call 3: c refused and b, the last to try, answered 404: the client gets b's answer as it was.
     const last = await send(held.adapterName, init());
-    expect(last.status).toBe(404);
-    expect(await last.json()).toEqual({ error: { message: 'gone' } });
+    expect([last.response.status, last.replica]).toEqual([404, b.baseUrl]);
+    expect(await last.response.json()).toEqual({ error: { message: 'gone' } });
     // b lost the adapter: quarantined though it was the last to try.
     const rows = await store.listPublications({ versionId: held.versionId });
     expect(rows.find((row) => row.replica === b.baseUrl)?.state).toBe('quarantined');

@@ -38,8 +38,15 @@ async function answered(): Promise<[number, number]> {
   return [await count(a), await count(b)];
 }
 
-/** A request to the Worker configured with the fleet. */
-async function call(path: string, json: unknown, headers: Record<string, string> = {}): Promise<Response> {
+/**
+ * A request to the Worker configured with the fleet, read whole before the request's context is waited
+ * on (a streamed reply is pumped from that context and waits for its reader).
+ */
+async function call(
+  path: string,
+  json: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; text: string }> {
   const executionContext = createExecutionContext();
   const response = await worker.fetch(
     new Request(`https://edge.test${path}`, {
@@ -50,8 +57,16 @@ async function call(path: string, json: unknown, headers: Record<string, string>
     fleetEnv,
     executionContext,
   );
+  const text = await response.text();
   await waitOnExecutionContext(executionContext);
-  return response;
+  return { status: response.status, text };
+}
+
+/** The id of a trajectory the fleet's Worker starts for `policy`. */
+async function startTrajectory(policy: string): Promise<string> {
+  const created = await call('/v1/trajectories', { env: 'outside-agent', policy });
+  expect(created.status).toBe(201);
+  return (JSON.parse(created.text) as { trajectory: { id: string } }).trajectory.id;
 }
 
 /** A published trained version, `ready` on each of `ready`. */
@@ -120,27 +135,39 @@ describe.runIf(context.databaseUrl)('the Worker over an inference fleet (INFEREN
     for (const turn of assistant) expect(turn.metadata?.replica).toBe(b);
   });
 
-  it('proxies a recorded call of a version to its replica, and refuses a version no replica holds before recording it', async () => {
+  it("proxies a version's calls (whole and streamed) to its replica, records it, and refuses a version no replica holds before recording it", async () => {
     const held = await versionReadyOn([a]);
-    const created = await call('/v1/trajectories', { env: 'outside-agent', policy: held.adapterName });
-    expect(created.status).toBe(201);
-    const { trajectory } = (await created.json()) as { trajectory: { id: string } };
+    const whole = await startTrajectory(held.adapterName);
+    const streamedTrajectory = await startTrajectory(held.adapterName);
     const before = await answered();
     const reply = await call(
       '/v1/chat/completions',
       { model: 'anything', messages: question },
-      { 'x-edgerl-trajectory': trajectory.id },
+      { 'x-edgerl-trajectory': whole },
     );
     expect(reply.status).toBe(200);
+    // Streamed too; each reply's turn records the replica it came from.
+    const streamed = await call(
+      '/v1/chat/completions',
+      { model: 'anything', stream: true, messages: [{ role: 'user', content: 'Find the value of key zz.' }] },
+      { 'x-edgerl-trajectory': streamedTrajectory },
+    );
+    expect(streamed.status).toBe(200);
+    expect(streamed.text.trimEnd().endsWith('data: [DONE]')).toBe(true);
     const after = await answered();
-    expect([after[0] - before[0], after[1] - before[1]]).toEqual([1, 0]);
-    const { turns } = await read((store) => store.getTrajectory(trajectory.id));
-    expect(turns.map((turn) => turn.role)).toEqual(['user', 'assistant']);
+    expect([after[0] - before[0], after[1] - before[1]]).toEqual([2, 0]);
+    for (const id of [whole, streamedTrajectory]) {
+      const { turns } = await read((store) => store.getTrajectory(id));
+      expect(turns.map((turn) => [turn.role, turn.metadata?.replica ?? null])).toEqual([
+        ['user', null],
+        ['assistant', a],
+      ]);
+    }
 
     const unheld = await versionReadyOn([]);
     const refused = await call('/v1/trajectories', { env: 'outside-agent', policy: unheld.adapterName });
     expect(refused.status).toBe(503);
-    expect(await refused.json()).toMatchObject({
+    expect(JSON.parse(refused.text)).toMatchObject({
       error: { code: 'unavailable', message: expect.stringMatching(/is ready on no inference replica/) },
     });
     expect(await answered()).toEqual(after);
@@ -154,13 +181,12 @@ describe.runIf(context.databaseUrl)('the Worker over an inference fleet (INFEREN
         method: 'POST',
         body: JSON.stringify({ faults: [lost] }),
       });
-    const created = await call('/v1/trajectories', { env: 'outside-agent', policy: held.adapterName });
-    const { trajectory } = (await created.json()) as { trajectory: { id: string } };
+    const trajectory = await startTrajectory(held.adapterName);
     const ask = () =>
       call(
         '/v1/chat/completions',
         { model: 'anything', messages: question },
-        { 'x-edgerl-trajectory': trajectory.id },
+        { 'x-edgerl-trajectory': trajectory },
       );
     // Both replicas lost it: the first 404 fails over to the other, whose 404 is the answer.
     const first = await ask();
@@ -170,6 +196,6 @@ describe.runIf(context.databaseUrl)('the Worker over an inference fleet (INFEREN
     const next = await ask();
     expect(next.status).toBe(503);
     // Neither answer was a reply: nothing was recorded.
-    expect((await read((store) => store.getTrajectory(trajectory.id))).turns).toEqual([]);
+    expect((await read((store) => store.getTrajectory(trajectory))).turns).toEqual([]);
   });
 });
