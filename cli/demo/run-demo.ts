@@ -121,6 +121,10 @@ export async function runDemo(config: DemoConfig, deps: DemoDeps): Promise<DemoS
       steps: await stepRewards(store, demoPolicyName),
       rounds: rl.rounds,
       reused: { model: !services.modelCreated, warmStart: warm.reused, rounds: rl.reusedRounds },
+      warmStart: {
+        steps: warm.steps,
+        ...(warm.copy ? { copy: warm.copy, copyReached: warm.copyReached === true } : {}),
+      },
       experimentId: evalRun.experimentId,
       ab,
       counts: await storeCounts(store),
