@@ -63,7 +63,12 @@ export async function runDemo(config: DemoConfig, deps: DemoDeps): Promise<DemoS
     stop.check();
 
     end = phase('warmStart', '2/5 warm start: SFT on scripted demonstrations');
-    const warm = await warmStart(config, paths, { store, progress, inferenceUrls: services.inferenceUrls });
+    const warm = await warmStart(config, paths, {
+      store,
+      progress,
+      inferenceUrls: services.inferenceUrls,
+      stop,
+    });
     end();
     stop.check();
 

@@ -19,6 +19,7 @@ import {
 } from './copy-probe.ts';
 import type { DemoConfig, DemoPaths } from './demo-config.ts';
 import type { DemoProgress } from './demo-progress.ts';
+import type { StopSignal } from './stop-signal.ts';
 import { type PublishedVersion, publishedVersions } from './demo-queries.ts';
 import { demoEnvironment, demoPolicyName, demoTrainConfig } from './trainer-config.ts';
 
@@ -92,7 +93,7 @@ async function probeSequences(
 export async function warmStart(
   config: DemoConfig,
   paths: DemoPaths,
-  deps: { store: Store; progress: DemoProgress; inferenceUrls: readonly string[] },
+  deps: { store: Store; progress: DemoProgress; inferenceUrls: readonly string[]; stop?: StopSignal },
 ): Promise<WarmStartResult> {
   const existing = await publishedVersions(deps.store, demoPolicyName);
   const first = existing[0];
@@ -122,6 +123,8 @@ export async function warmStart(
         ? {}
         : { prepare: (sequence) => copyWeighted(sequence, decodeOf(session), config.sftCopyWeight) }),
       afterStep: async (_step, taken) => {
+        // Ctrl-C stops after this step: nothing is published, so a rerun redoes the warm start.
+        deps.stop?.check();
         if (probe.length === 0 || (taken % copyProbeEvery !== 0 && taken !== steps)) return 'continue';
         copy = await copyAccuracy(session.model, session.adapterName, probe, decodeOf(session), {
           padTokenId: session.tokenizer.padTokenId,
