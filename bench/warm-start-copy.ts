@@ -14,17 +14,16 @@ import { demoTrainConfig } from '../cli/demo/trainer-config.ts';
 import { demonstrationLines, probeDemonstrationLines } from '../cli/demo/warm-start.ts';
 import { copyAccuracy, copyShare, copyWeighted, describeCopyAccuracy } from '../cli/demo/copy-probe.ts';
 import { initModelDir } from '../model/init-model-dir.ts';
-import { setLoraATrainable } from '../model/lora.ts';
 import { loadModel } from '../model/policy-model.ts';
 import { createRng } from '../model/rng.ts';
 import { loadTokenizer } from '../model/tokenizer/load-tokenizer.ts';
-import { AdamW } from '../trainer/grpo/adamw.ts';
 import { buildBatch } from '../trainer/train/build-batch.ts';
 import { learningRateFactor } from '../trainer/train/lr-schedule.ts';
 import { readDemonstrations } from '../trainer/train/sft.ts';
 import { trainStep } from '../trainer/train/train-step.ts';
 import { TrainWorkerPool } from '../trainer/train/workers/train-worker-pool.ts';
 import { flagValue, selectBenchBackend } from './backend-flag.ts';
+import { warmStartAdapter } from './warm-start-throughput.ts';
 
 const number = (name: string) => {
   const value = flagValue(name);
@@ -87,16 +86,7 @@ for (const seed of seeds) {
       train[index] as (typeof train)[number],
     ];
   }
-  const { r, alpha, dropout, targets, useRslora, initA, freezeA } = config.lora;
-  model.addAdapter('train', { r, alpha, dropout, targets, useRslora, initA }, { seed: config.seed });
-  setLoraATrainable(model.adapter('train'), !freezeA);
-  const optimizer = new AdamW(model.trainableVariables('train'), {
-    learningRate: config.sft.learningRate,
-    beta1: config.loss.adamBeta1,
-    beta2: config.loss.adamBeta2,
-    eps: config.loss.adamEps,
-    weightDecay: config.loss.weightDecay,
-  });
+  const optimizer = warmStartAdapter(model, config);
   const pool =
     workers > 0
       ? new TrainWorkerPool({
