@@ -13,6 +13,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { main } from '../cli/main.ts';
+import { describeCopyAccuracy } from '../cli/demo/copy-probe.ts';
 import { type DemoSummary, describeArm } from '../cli/demo/summary.ts';
 import { selectBackend } from '../model/backend.ts';
 import { defaultWorkerCount } from '../trainer/train/workers/worker-count.ts';
@@ -70,7 +71,7 @@ for (const arm of summary.ab.arms)
   lines.push(`  ${arm.name.padEnd(5)} ${arm.adapterName.padEnd(9)} ${describeArm(summary.ab, arm)}`);
 const c = summary.config;
 lines.push(
-  `  config: ${c.preset}, embedding std ${c.embeddingStd}, LoRA r ${c.loraRank} α ${2 * c.loraRank} A ${c.loraInitA}${c.loraTrainA ? '' : ' (frozen)'}; SFT ${c.sftDemonstrations} demos (give-up rate ${c.demonstrationGiveUpRate}) × ${c.sftEpochs} epochs / batch ${c.sftBatch} at lr ${c.sftLearningRate}; RL ${c.rounds} rounds × ${c.groupsPerRound} groups × ${c.groupSize} at lr ${c.rlLearningRate} (${c.lrSchedule}, warm-up ${c.lrWarmupSteps}), resample ≤ ${c.resampleGroups}; T ${c.temperature}`,
+  `  config: ${c.preset}, embedding std ${c.embeddingStd}, LoRA r ${c.loraRank} α ${2 * c.loraRank} A ${c.loraInitA}${c.loraTrainA ? '' : ' (frozen)'}; SFT ${c.sftDemonstrations} demos (give-up rate ${c.demonstrationGiveUpRate}) × ${c.sftEpochs} epochs / batch ${c.sftBatch} at lr ${c.sftLearningRate}, copy weight ${c.sftCopyWeight}, stop at ${c.sftStopAt}; RL ${c.rounds} rounds × ${c.groupsPerRound} groups × ${c.groupSize} at lr ${c.rlLearningRate} (${c.lrSchedule}, warm-up ${c.lrWarmupSteps}), resample ≤ ${c.resampleGroups}; T ${c.temperature}`,
 );
 const t = summary.ab.comparisons[0];
 lines.push(
@@ -89,6 +90,10 @@ lines.push(
   `  total vs budget: ${summary.seconds.total.toFixed(0)} s of ${budgetSeconds} s (${((100 * summary.seconds.total) / budgetSeconds).toFixed(0)}%)`,
 );
 lines.push(...warmStartLines);
+const warm = summary.warmStart;
+lines.push(
+  `  warm start: ${warm.steps} steps${warm.copy ? `, copy ${describeCopyAccuracy(warm.copy)} (${warm.copyReached ? 'reached' : 'not reached'} ${c.sftStopAt})` : ''}`,
+);
 lines.push(`  rollout success per round: ${summary.rounds.map((r) => pct(r.rolloutSuccess)).join(' ')}`);
 lines.push(
   `  groups with reward spread per round: ${summary.rounds.map((r) => `${r.signalGroups}/${r.groups}`).join(' ')}`,

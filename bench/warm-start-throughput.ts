@@ -15,10 +15,11 @@ import { demonstrationLines } from '../cli/demo/warm-start.ts';
 import type { SelectedBackend } from '../model/backend.ts';
 import { initModelDir } from '../model/init-model-dir.ts';
 import { setLoraATrainable } from '../model/lora.ts';
-import { loadModel } from '../model/policy-model.ts';
+import { loadModel, type PolicyModel } from '../model/policy-model.ts';
 import { loadTokenizer } from '../model/tokenizer/load-tokenizer.ts';
 import { AdamW } from '../trainer/grpo/adamw.ts';
 import { buildBatch } from '../trainer/train/build-batch.ts';
+import type { TrainConfig } from '../trainer/train/train-config.ts';
 import { readDemonstrations } from '../trainer/train/sft.ts';
 import { type TrainStepOptions, trainStep } from '../trainer/train/train-step.ts';
 import { TrainWorkerPool } from '../trainer/train/workers/train-worker-pool.ts';
@@ -32,6 +33,23 @@ export interface WarmStartRate {
   readonly workerMs: number | undefined;
   readonly tokensPerSecond: number;
   readonly trainedPerSecond: number;
+}
+
+/**
+ * Adds the warm start's adapter to `model` as 'train' (the demo's LoRA settings, A frozen or not) and
+ * returns its AdamW, as the trainer session sets them up.
+ */
+export function warmStartAdapter(model: PolicyModel, config: TrainConfig): AdamW {
+  const { r, alpha, dropout, targets, useRslora, initA, freezeA } = config.lora;
+  model.addAdapter('train', { r, alpha, dropout, targets, useRslora, initA }, { seed: config.seed });
+  setLoraATrainable(model.adapter('train'), !freezeA);
+  return new AdamW(model.trainableVariables('train'), {
+    learningRate: config.sft.learningRate,
+    beta1: config.loss.adamBeta1,
+    beta2: config.loss.adamBeta2,
+    eps: config.loss.adamEps,
+    weightDecay: config.loss.weightDecay,
+  });
 }
 
 /** Tokens/s of the warm start's steps with 1 worker (this thread) and with `workers`. */
@@ -63,16 +81,7 @@ export async function warmStartThroughput(
       vocabSize: model.config.vocabSize,
       maxTokens: model.config.maxPositionEmbeddings,
     });
-    const { r, alpha, dropout, targets, useRslora, initA, freezeA } = config.lora;
-    model.addAdapter('train', { r, alpha, dropout, targets, useRslora, initA }, { seed: config.seed });
-    setLoraATrainable(model.adapter('train'), !freezeA);
-    const optimizer = new AdamW(model.trainableVariables('train'), {
-      learningRate: config.sft.learningRate,
-      beta1: config.loss.adamBeta1,
-      beta2: config.loss.adamBeta2,
-      eps: config.loss.adamEps,
-      weightDecay: config.loss.weightDecay,
-    });
+    const optimizer = warmStartAdapter(model, config);
     const pool = new TrainWorkerPool({
       size: options.workers,
       backend: backend.choice,

@@ -14,6 +14,7 @@ export const quickOverrides = {
   sftDemonstrations: 8,
   sftEpochs: 1,
   sftBatch: 8,
+  sftProbe: 4,
   rounds: 1,
   groupsPerRound: 2,
   groupSize: 2,
@@ -153,6 +154,33 @@ export const demoConfigSchema = z.strictObject({
     numberWhere((value) => value >= 0 && value < 1, 'in [0, 1)').default(0.5),
     { doc: 'how often a demonstration quits at once (answers ?)', flag: 'give-up-rate', arg: 'X' },
   ),
+  /*
+   * Teacher-forced copy accuracy on held-out solved demonstrations (cli/demo/copy-probe.ts), read every
+   * 25 steps: the warm start's evidence that it learned to copy keys and values (a phase change whose
+   * step varies with the seed, docs/demo.md). 48 demonstrations hold ~48 start keys, ~72 next keys
+   * and 48 values: chance (1 in 8, 1 in 10) and a learned copy are far apart.
+   */
+  sftProbe: quickSized('sftProbe', intBetween(0, 10_000).default(48), {
+    doc: 'held-out demonstrations of the copy probe, read every 25 warm-start steps (0: none)',
+    flag: 'sft-probe',
+    arg: 'N',
+  }),
+  /** The warm start stops once every copy kind reaches this on the probe; above 1: it never stops early. */
+  sftStopAt: documented(numberWhere((value) => value > 0 && value <= 2, 'in (0, 2]').default(2), {
+    doc: 'stop the warm start once start key, next key and value copy all reach this share on the probe (above 1: run every step)',
+    flag: 'sft-stop-at',
+    arg: 'X',
+  }),
+  /*
+   * The weight of each copied token (a key or value after ` "`, cli/demo/copy-probe.ts) in the warm
+   * start's token-mean loss; 1: plain SFT. Three copies among ~43 trained tokens of a solved
+   * demonstration otherwise carry ~7% of its loss.
+   */
+  sftCopyWeight: documented(numberWhere((value) => value > 0 && value <= 100, 'in (0, 100]').default(1), {
+    doc: 'loss weight of the key and value tokens the warm start must copy (1: plain SFT)',
+    flag: 'sft-copy-weight',
+    arg: 'X',
+  }),
   sftEpochs: documented(intBetween(1, 1000).default(1), {
     doc: 'passes over the demonstrations',
     flag: 'sft-epochs',
@@ -308,6 +336,8 @@ export function demoPaths(dataDir: string) {
     train: join(dataDir, 'train'),
     adapters: join(dataDir, 'train', 'adapters'),
     demonstrations: join(dataDir, 'demonstrations.jsonl'),
+    /** The copy probe's held-out demonstrations (cli/demo/copy-probe.ts). */
+    probeDemonstrations: join(dataDir, 'probe-demonstrations.jsonl'),
     /** The console's static export (console/export/), in place of a report page. */
     console: join(dataDir, 'console'),
     summary: join(dataDir, 'summary.json'),

@@ -63,7 +63,12 @@ export async function runDemo(config: DemoConfig, deps: DemoDeps): Promise<DemoS
     stop.check();
 
     end = phase('warmStart', '2/5 warm start: SFT on scripted demonstrations');
-    const warm = await warmStart(config, paths, { store, progress, inferenceUrls: services.inferenceUrls });
+    const warm = await warmStart(config, paths, {
+      store,
+      progress,
+      inferenceUrls: services.inferenceUrls,
+      stop,
+    });
     end();
     stop.check();
 
@@ -121,6 +126,10 @@ export async function runDemo(config: DemoConfig, deps: DemoDeps): Promise<DemoS
       steps: await stepRewards(store, demoPolicyName),
       rounds: rl.rounds,
       reused: { model: !services.modelCreated, warmStart: warm.reused, rounds: rl.reusedRounds },
+      warmStart: {
+        steps: warm.steps,
+        ...(warm.copy ? { copy: warm.copy, copyReached: warm.copyReached === true } : {}),
+      },
       experimentId: evalRun.experimentId,
       ab,
       counts: await storeCounts(store),

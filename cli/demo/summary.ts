@@ -4,6 +4,7 @@
 import type { VersionSplitReward } from '../../db/store.ts';
 import type { AbArmReport, AbReport } from '../../experiments/ab-report.ts';
 import { formatP } from '../../experiments/format-numbers.ts';
+import { type CopyAccuracy, describeCopyAccuracy } from './copy-probe.ts';
 import type { DemoConfig } from './demo-config.ts';
 import type { StepReward } from './demo-queries.ts';
 import type { RoundRecord } from './rl-rounds.ts';
@@ -33,6 +34,12 @@ export interface DemoSummary {
   readonly steps: readonly StepReward[];
   readonly rounds: readonly RoundRecord[];
   readonly reused: { readonly model: boolean; readonly warmStart: boolean; readonly rounds: number };
+  /** The warm start's optimiser steps and its copy probe's last reading (none when reused). */
+  readonly warmStart: {
+    readonly steps: number;
+    readonly copy?: CopyAccuracy;
+    readonly copyReached?: boolean;
+  };
   /** The eval experiment's id; `ab` is its report (verifier rewards). */
   readonly experimentId: string;
   readonly ab: AbReport;
@@ -90,6 +97,12 @@ export function formatSummary(summary: DemoSummary): string {
   const { ab } = summary;
   const lines: string[] = [];
   lines.push('', 'edgerl demo: summary', '');
+  const warm = summary.warmStart;
+  if (warm.copy)
+    lines.push(
+      `Warm start: ${warm.steps} steps; copy on held-out demonstrations: ${describeCopyAccuracy(warm.copy)}`,
+      '',
+    );
   lines.push("Reward per training step (mean verifier reward of the step's groups):");
   const rl = summary.steps.filter((step) => step.kind === 'rl' && step.reward !== null);
   if (rl.length === 0) lines.push('  (no GRPO step recorded)');

@@ -6,10 +6,20 @@ import type { Store } from '../../db/store.ts';
 import { getEnvironment } from '../../edge/environments/environments.ts';
 import { type MultiHopTask, sampleMultiHopTask, solve } from '../../edge/environments/multi-hop.ts';
 import { seededRandom } from '../../edge/environments/seeded-random.ts';
-import { runSft } from '../../trainer/train/sft.ts';
+import { buildBatch, type TrainingSequence } from '../../trainer/train/build-batch.ts';
+import { readDemonstrations, runSft } from '../../trainer/train/sft.ts';
 import { TrainerSession } from '../../trainer/train/trainer-session.ts';
+import {
+  type CopyAccuracy,
+  copyAccuracy,
+  copyKinds,
+  copyShare,
+  copyWeighted,
+  describeCopyAccuracy,
+} from './copy-probe.ts';
 import type { DemoConfig, DemoPaths } from './demo-config.ts';
 import type { DemoProgress } from './demo-progress.ts';
+import type { StopSignal } from './stop-signal.ts';
 import { type PublishedVersion, publishedVersions } from './demo-queries.ts';
 import { demoEnvironment, demoPolicyName, demoTrainConfig } from './trainer-config.ts';
 
@@ -17,7 +27,14 @@ export interface WarmStartResult {
   readonly version: PublishedVersion;
   readonly reused: boolean;
   readonly steps: number;
+  /** The copy probe's last reading (undefined when reused or with --sft-probe 0). */
+  readonly copy?: CopyAccuracy;
+  /** Whether it stopped on the probe's evidence before the step cap. */
+  readonly copyReached?: boolean;
 }
+
+/** Steps between two readings of the copy probe: ~3% of the warm start's time at 48 demonstrations. */
+export const copyProbeEvery = 25;
 
 /** Demonstration tasks use seeds from here up, apart from the RL rounds' and eval's. */
 const demonstrationSeedBase = 1_000_000;
@@ -37,10 +54,46 @@ export function demonstrationLines(count: number, seed: number, giveUpRate: numb
   return lines;
 }
 
+/** Held-out demonstrations for the copy probe (copy-probe.ts) use seeds from here up. */
+const probeSeedBase = 2_000_000;
+
+/**
+ * JSONL lines of `count` solved demonstrations (no give-ups) of validation-split tasks, for the copy
+ * probe: tasks the warm start never trains on, apart from the RL rounds' (train) and the A/B's (eval).
+ */
+export function probeDemonstrationLines(count: number, seed: number): string[] {
+  const tools = getEnvironment(demoEnvironment).tools.map((tool) => tool.spec);
+  const lines: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const task = sampleMultiHopTask('validation', probeSeedBase + seed * 10_007 + i);
+    lines.push(JSON.stringify({ messages: solve(task), tools }));
+  }
+  return lines;
+}
+
+const decodeOf = (session: TrainerSession) => (id: number) => session.tokenizer.decodeToken(id);
+
+/** The copy probe's held-out demonstrations, rendered as the trainer renders its own. */
+async function probeSequences(
+  config: DemoConfig,
+  paths: DemoPaths,
+  session: TrainerSession,
+): Promise<TrainingSequence[]> {
+  if (config.sftProbe === 0) return [];
+  await writeFile(
+    paths.probeDemonstrations,
+    `${probeDemonstrationLines(config.sftProbe, config.seed).join('\n')}\n`,
+  );
+  return buildBatch(session.tokenizer, await readDemonstrations(paths.probeDemonstrations), {
+    vocabSize: session.model.config.vocabSize,
+    maxTokens: session.maxTokens,
+  }).sequences;
+}
+
 export async function warmStart(
   config: DemoConfig,
   paths: DemoPaths,
-  deps: { store: Store; progress: DemoProgress; inferenceUrls: readonly string[] },
+  deps: { store: Store; progress: DemoProgress; inferenceUrls: readonly string[]; stop?: StopSignal },
 ): Promise<WarmStartResult> {
   const existing = await publishedVersions(deps.store, demoPolicyName);
   const first = existing[0];
@@ -61,13 +114,31 @@ export async function warmStart(
   );
   const steps = config.sftEpochs * Math.ceil(config.sftDemonstrations / config.sftBatch);
   const bar = deps.progress.bar('warm start', { unit: 'steps', total: steps, countsSteps: true });
+  const probe = await probeSequences(config, paths, session);
+  let copy: CopyAccuracy | undefined;
+  let copyReached = false;
   try {
-    const report = await runSft(session);
+    const report = await runSft(session, {
+      ...(config.sftCopyWeight === 1
+        ? {}
+        : { prepare: (sequence) => copyWeighted(sequence, decodeOf(session), config.sftCopyWeight) }),
+      afterStep: async (_step, taken) => {
+        // Ctrl-C stops after this step: nothing is published, so a rerun redoes the warm start.
+        deps.stop?.check();
+        if (probe.length === 0 || (taken % copyProbeEvery !== 0 && taken !== steps)) return 'continue';
+        copy = await copyAccuracy(session.model, session.adapterName, probe, decodeOf(session), {
+          padTokenId: session.tokenizer.padTokenId,
+        });
+        copyReached = copyKinds.every((kind) => copyShare(copy as CopyAccuracy, kind) >= config.sftStopAt);
+        deps.progress.line(`warm start step ${taken}: copy ${describeCopyAccuracy(copy)}`);
+        return copyReached && config.sftStopAt <= 1 ? 'stop' : 'continue';
+      },
+    });
     if (report.kind !== 'published')
       throw new Error(`the warm start did not publish an adapter (${report.kind})`);
     const version = (await publishedVersions(deps.store, demoPolicyName))[0];
     if (!version) throw new Error('the warm start published no version');
-    return { version, reused: false, steps: report.steps };
+    return { version, reused: false, steps: report.steps, ...(copy ? { copy, copyReached } : {}) };
   } finally {
     bar.end();
     await session.close();

@@ -50,6 +50,10 @@ describe('edgerl demo --quick --json --replicas 2', () => {
     const summary = JSON.parse(stdout) as DemoSummary;
     expect(summary.policy).toBe('demo');
     expect(summary.startVersion).toBe('demo@1');
+    // --quick: one warm-start step, then the copy probe on its 4 held-out demonstrations.
+    expect(summary.warmStart.steps).toBe(1);
+    expect(summary.warmStart.copy?.startKey.total).toBe(4);
+    expect(summary.warmStart.copy?.value.total).toBe(4);
     // --quick: 3 eval tasks per arm, each run once in each arm; the report is the experiments one,
     // start the control, metric success, a verdict once each arm has its 3 rewards.
     expect(summary.ab.experiment).toMatchObject({ metric: 'success', minSamples: 3 });

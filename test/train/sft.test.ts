@@ -205,8 +205,17 @@ describe('edgerl train --sft (in process)', () => {
         for (let i = 0; i < input; i++) norm += (aBefore[i * rank + k] as number) ** 2;
         expect(Math.sqrt(norm) * adapter.scaling).toBeCloseTo(1, 5);
       }
-      const report = await runSft(session);
-      expect(report).toMatchObject({ kind: 'published', adapterName: 'agent-fa@1' });
+      // Two steps planned (2 epochs of one demonstration); the hook stops after the first, and the
+      // adapter is still checkpointed and published.
+      const seen: number[] = [];
+      const report = await runSft(session, {
+        afterStep: async (_step, taken) => {
+          seen.push(taken);
+          return 'stop';
+        },
+      });
+      expect(report).toMatchObject({ kind: 'published', adapterName: 'agent-fa@1', steps: 1 });
+      expect(seen).toEqual([1]);
       expect(Array.from(await pair.aT.data())).toEqual(Array.from(aBefore));
       expect(Array.from(await pair.bT.data())).not.toEqual(Array.from(bBefore));
     } finally {

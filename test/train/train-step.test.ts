@@ -158,6 +158,32 @@ describe('trainStep: the reported loss equals the hand computation', () => {
     model.dispose();
     optimizer.dispose();
   });
+
+  it('SFT loss weights count a token that many times over the same token normaliser', async () => {
+    const { model, optimizer } = setup();
+    const plain = [sequence('a', idsA, 6, 1), sequence('b', idsB, 4, 1)];
+    const [a, b] = await trainedLogprobs(model, plain);
+    // Weight 3 on a's last trained token, 0.5 on b's first; every other token 1.
+    const weightsA = (plain[0] as TrainingSequence).targetMask.map((_, t, all) =>
+      t === all.length - 1 ? 3 : 1,
+    );
+    const firstB = (plain[1] as TrainingSequence).targetMask.indexOf(1);
+    const weightsB = (plain[1] as TrainingSequence).targetMask.map((_, t) => (t === firstB ? 0.5 : 1));
+    const weighted = [
+      { ...(plain[0] as TrainingSequence), lossWeights: weightsA },
+      { ...(plain[1] as TrainingSequence), lossWeights: weightsB },
+    ];
+    const result = await trainStep(model, adapter, optimizer, weighted, stepOptions({ kind: 'sft' }));
+    const lastA = a?.values.at(-1) as number;
+    const firstValueB = b?.values[0] as number;
+    // loss = −(Σℓ_a + 2ℓ_a,last + Σℓ_b − 0.5ℓ_b,first) / (6 + 4): weights scale tokens, not the count.
+    const expected = -((a?.sum as number) + 2 * lastA + (b?.sum as number) - 0.5 * firstValueB) / 10;
+    const loss = result.microBatches.reduce((sum, batch) => sum + batch.loss, 0);
+    expect(Math.abs(loss - expected)).toBeLessThan(1e-5);
+    expect(result.microBatches.reduce((sum, batch) => sum + batch.tokens, 0)).toBe(10);
+    model.dispose();
+    optimizer.dispose();
+  });
 });
 
 describe('trainStep: direction of the update', () => {

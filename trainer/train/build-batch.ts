@@ -41,6 +41,12 @@ export interface TrainingSequence {
   /** [T − 1] 1 where token t + 1 is trained without a sampling logprob: ratio ≡ 1. */
   readonly onPolicy: number[];
   readonly advantage: number;
+  /**
+   * [T − 1] SFT only: each trained token's weight in the token-mean loss (default 1; the step's
+   * normaliser still counts tokens, so a weight w counts that token w times). Set by the demo's warm
+   * start on the tokens it must learn to copy (cli/demo/copy-probe.ts).
+   */
+  readonly lossWeights?: readonly number[];
   /** Σ targetMask. */
   readonly trainedTokens: number;
 }

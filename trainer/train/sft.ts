@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { chatMessageSchema, toolSpecSchema } from '../../protocol/chat.ts';
 import { formatIssues } from '../../protocol/format-issues.ts';
 import { createRng } from '../../model/rng.ts';
-import { buildBatch, type TrajectoryInput } from './build-batch.ts';
+import { buildBatch, type TrainingSequence, type TrajectoryInput } from './build-batch.ts';
 import { type StepRecord, writeCheckpoint } from './checkpoint.ts';
 import { finishCheckpoint } from './finish-checkpoint.ts';
 import { LeaseKeeper } from './lease-keeper.ts';
@@ -59,7 +59,19 @@ export async function readDemonstrations(path: string): Promise<TrajectoryInput[
   return out;
 }
 
-export async function runSft(session: TrainerSession): Promise<CycleReport> {
+/** What a caller of runSft may add to the fixed epochs. */
+export interface SftHooks {
+  /**
+   * Called after each optimiser step with its number (the lineage's) and how many this run has taken:
+   * 'stop' ends the epochs there (a warm start that stops on evidence, cli/demo/warm-start.ts); the
+   * checkpoint and publication follow as after the last epoch.
+   */
+  readonly afterStep?: (step: number, taken: number) => Promise<'continue' | 'stop'>;
+  /** Rewrites each rendered sequence before training (the demo weighs the tokens it must copy). */
+  readonly prepare?: (sequence: TrainingSequence) => TrainingSequence;
+}
+
+export async function runSft(session: TrainerSession, hooks: SftHooks = {}): Promise<CycleReport> {
   const { config, deps } = session;
   const { store, progress } = deps;
   const keeper = new LeaseKeeper({
@@ -71,10 +83,13 @@ export async function runSft(session: TrainerSession): Promise<CycleReport> {
     const resumed = await finishPendingCheckpoint(session, keeper);
     if (resumed) return resumed;
     const inputs = await gatherData(session);
-    const batch = buildBatch(session.tokenizer, inputs, {
+    const rendered = buildBatch(session.tokenizer, inputs, {
       vocabSize: session.model.config.vocabSize,
       maxTokens: session.maxTokens,
     });
+    const batch = hooks.prepare
+      ? { ...rendered, sequences: rendered.sequences.map(hooks.prepare) }
+      : rendered;
     for (const skip of batch.skipped)
       progress.line(`${skip.trajectoryId} left out (${skip.reason}): ${skip.detail}`);
     if (batch.sequences.length === 0) {
@@ -88,9 +103,10 @@ export async function runSft(session: TrainerSession): Promise<CycleReport> {
     const trainingRunId = await session.ensureTrainingRun();
     const rng = createRng(config.seed, session.lineage.step);
     const steps: StepRecord[] = [];
-    for (let epoch = 1; epoch <= config.sft.epochs; epoch++) {
+    let stopped = false;
+    for (let epoch = 1; epoch <= config.sft.epochs && !stopped; epoch++) {
       const order = shuffled(batch.sequences, rng);
-      for (let at = 0; at < order.length; at += config.sft.sequencesPerStep) {
+      for (let at = 0; at < order.length && !stopped; at += config.sft.sequencesPerStep) {
         const chunk = order.slice(at, at + config.sft.sequencesPerStep);
         const step = session.lineage.step + 1;
         const started = performance.now();
@@ -115,6 +131,7 @@ export async function runSft(session: TrainerSession): Promise<CycleReport> {
         session.lineage = { ...session.lineage, step, trainingRunId };
         steps.push({ step, metrics, groupIds: [], startedAt, finishedAt: new Date().toISOString() });
         progress.stepEnd(step, formatStepLine(step, metrics));
+        stopped = (await hooks.afterStep?.(step, steps.length)) === 'stop';
       }
     }
     const checkpoint = await writeCheckpoint(config.outputDir, {

@@ -79,10 +79,11 @@ const objectiveLosses = {
       step,
     );
   },
-  // SFT: L = −Σ m·ℓ / N_step (token-mean over the step, as TRL's SFTTrainer averages over label tokens).
+  // SFT: L = −Σ w·m·ℓ / N_step (token-mean over the step, as TRL's SFTTrainer averages over label
+  // tokens; w = 1 unless the sequence weighs its tokens, TrainingSequence.lossWeights).
   sft: () => (logprobs, batch, step) =>
     tf.tidy(() => {
-      const loss = tokenMean(tf.neg(logprobs) as tf.Tensor2D, batch.mask, step); // []
+      const loss = tokenMean(tf.neg(logprobs) as tf.Tensor2D, batch.weightedMask, step); // []
       const tokens = tf.sum(batch.mask) as tf.Scalar; // []
       return {
         loss,
@@ -114,6 +115,8 @@ interface MicroBatchTensors {
   readonly ids: tf.Tensor2D; // [B, T] int32
   readonly attentionMask: number[][]; // B rows of T flags
   readonly mask: tf.Tensor2D; // [B, T−1] float32
+  /** The mask times each sequence's lossWeights (the mask itself where none has weights). */
+  readonly weightedMask: tf.Tensor2D; // [B, T−1] float32
   /** The same mask on the host: the forward pass computes logprobs only where it is set. */
   readonly targetMask: Float32Array[]; // B rows of T−1 flags
   readonly oldLogprobs: tf.Tensor2D; // [B, T−1], 0 where unknown
@@ -128,6 +131,9 @@ function microBatchTensors(sequences: readonly TrainingSequence[], padTokenId: n
   const t = Math.max(2, ...sequences.map((sequence) => sequence.ids.length));
   const ids = new Int32Array(b * t).fill(padTokenId);
   const mask = new Float32Array(b * (t - 1));
+  const weighted = sequences.some((sequence) => sequence.lossWeights)
+    ? new Float32Array(b * (t - 1))
+    : undefined;
   const old = new Float32Array(b * (t - 1));
   const onPolicy = new Uint8Array(b * (t - 1));
   const attentionMask: number[][] = [];
@@ -137,6 +143,7 @@ function microBatchTensors(sequences: readonly TrainingSequence[], padTokenId: n
     const offset = row * (t - 1);
     sequence.targetMask.forEach((bit, at) => {
       mask[offset + at] = bit;
+      if (weighted) weighted[offset + at] = bit * (sequence.lossWeights?.[at] ?? 1);
       const logprob = sequence.oldLogprobs[at] as number;
       // Which trained tokens are on-policy is buildBatch's decision (checkOnPolicy); context NaNs stay
       // out (mask 0, old 0).
@@ -144,10 +151,12 @@ function microBatchTensors(sequences: readonly TrainingSequence[], padTokenId: n
       onPolicy[offset + at] = bit === 1 && sequence.onPolicy[at] === 1 ? 1 : 0;
     });
   });
+  const maskTensor = tf.tensor2d(mask, [b, t - 1]);
   return {
     ids: tf.tensor2d(ids, [b, t], 'int32'),
     attentionMask,
-    mask: tf.tensor2d(mask, [b, t - 1]),
+    mask: maskTensor,
+    weightedMask: weighted ? tf.tensor2d(weighted, [b, t - 1]) : maskTensor,
     targetMask: sequences.map((_, row) => mask.subarray(row * (t - 1), (row + 1) * (t - 1))),
     oldLogprobs: tf.tensor2d(old, [b, t - 1]),
     onPolicy: tf.tensor2d(onPolicy, [b, t - 1], 'bool'),
@@ -262,7 +271,14 @@ export async function sequenceGradients(
         grads = addGrads(grads, result.grads);
         microBatches.push(await readLossSums(result.sums));
       } finally {
-        tf.dispose([batch.ids, batch.mask, batch.oldLogprobs, batch.onPolicy, batch.advantages]);
+        tf.dispose([
+          batch.ids,
+          batch.mask,
+          batch.weightedMask,
+          batch.oldLogprobs,
+          batch.onPolicy,
+          batch.advantages,
+        ]);
         if (batch.refLogprobs) batch.refLogprobs.dispose();
       }
       tokens += chosen.reduce((sum, sequence) => sum + sequence.ids.length, 0);
