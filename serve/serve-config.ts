@@ -65,6 +65,12 @@ export const serveConfigSchema = z.strictObject({
     flag: 'max-body-bytes',
     arg: 'N',
   }),
+  workers: documented(intBetween(0, 64).optional(), {
+    doc: 'decode worker threads, each with its own backend, model copy and share of the batch; 0 decodes in the main thread',
+    shownDefault: 'serve/workers/serve-worker-count.ts',
+    flag: 'workers',
+    arg: 'N',
+  }),
   backend: documented(z.string().optional(), {
     doc: `TensorFlow.js backend: ${Object.keys(backendChoices).join(' | ')}`,
     shownDefault: `the first available of ${backendPreference.join(' → ')}`,
