@@ -10,10 +10,14 @@ export interface Timing {
   first: number;
   end: number;
   tokens: number;
+  promptTokens: number;
 }
 
 export interface GroupFigures {
   decodeTokensPerSecond: number;
+  /** Completion tokens over the group's whole time, first request sent → last token (prefill included). */
+  tokensPerSecond: number;
+  promptTokens: number;
   ttftMs: number;
   steps: number;
   rowsPerStep: number;
@@ -27,6 +31,8 @@ export async function streamChat(
   seed: number,
   tokens: number,
   extra: Record<string, unknown>,
+  /** Words appended to the question, to make the prompt as long as an episode's later turns. */
+  padding = 0,
 ): Promise<Timing> {
   const sent = performance.now();
   const response = await fetch(`${url}/v1/chat/completions`, {
@@ -35,7 +41,10 @@ export async function streamChat(
     body: JSON.stringify({
       model,
       messages: [
-        { role: 'user', content: `Episode ${episode}: look up key ${episode * 7} and report its value.` },
+        {
+          role: 'user',
+          content: `Episode ${episode}: look up key ${episode * 7} and report its value.${' then the next'.repeat(padding)}`,
+        },
       ],
       max_tokens: tokens,
       ...extra,
@@ -47,6 +56,7 @@ export async function streamChat(
   if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
   let first = 0;
   let count = 0;
+  let promptTokens = 0;
   let buffer = '';
   const decoder = new TextDecoder();
   for await (const bytes of response.body) {
@@ -56,26 +66,34 @@ export async function streamChat(
     for (const event of events) {
       const data = event.replace(/^data: /, '');
       if (data === '[DONE]') continue;
-      const chunk = JSON.parse(data) as { choices: { token_ids?: number[] }[] };
+      const chunk = JSON.parse(data) as { prompt_token_ids?: number[]; choices: { token_ids?: number[] }[] };
+      promptTokens ||= chunk.prompt_token_ids?.length ?? 0;
       const ids = chunk.choices[0]?.token_ids?.length ?? 0;
       if (ids > 0 && first === 0) first = performance.now();
       count += ids;
     }
   }
   if (count !== tokens) throw new Error(`expected ${tokens} tokens, got ${count}`);
-  return { sent, first, end: performance.now(), tokens: count };
+  return { sent, first, end: performance.now(), tokens: count, promptTokens };
 }
 
 /** `size` requests at once (seeds round·100 + i); the group's figures and the engine's step counts. */
 export async function timeGroup(
   serving: ServingModel,
-  options: { model: string; size: number; round: number; tokens: number; extra: Record<string, unknown> },
+  options: {
+    model: string;
+    size: number;
+    round: number;
+    tokens: number;
+    extra: Record<string, unknown>;
+    padding?: number;
+  },
 ): Promise<GroupFigures> {
   const { size, round, tokens } = options;
   const before = serving.engine.stats();
   const timings = await Promise.all(
     Array.from({ length: size }, (_, i) =>
-      streamChat(serving.url, options.model, i, round * 100 + i, tokens, options.extra),
+      streamChat(serving.url, options.model, i, round * 100 + i, tokens, options.extra, options.padding),
     ),
   );
   const after = serving.engine.stats();
@@ -84,6 +102,10 @@ export async function timeGroup(
   const decoded = timings.reduce((sum, t) => sum + t.tokens - 1, 0);
   return {
     decodeTokensPerSecond: decoded / ((lastToken - firstToken) / 1000),
+    tokensPerSecond:
+      timings.reduce((sum, t) => sum + t.tokens, 0) /
+      ((lastToken - Math.min(...timings.map((t) => t.sent))) / 1000),
+    promptTokens: timings.reduce((sum, t) => sum + t.promptTokens, 0) / size,
     ttftMs: timings.reduce((sum, t) => sum + t.first - t.sent, 0) / size,
     steps: after.decodeSteps - before.decodeSteps,
     rowsPerStep: (after.decodeRows - before.decodeRows) / Math.max(1, after.decodeSteps - before.decodeSteps),

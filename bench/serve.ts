@@ -31,6 +31,7 @@ const { values } = parseArgs({
     repeats: { type: 'string', default: '3' },
     'adapter-rank': { type: 'string', default: '64' },
     batches: { type: 'string', default: '1,8,16,64' },
+    'prompt-padding': { type: 'string', default: '20' },
     'workers-only': { type: 'boolean', default: false },
   },
 });
@@ -102,6 +103,7 @@ try {
       repeats,
       adapterRank,
       batches,
+      padding: Number(values['prompt-padding']),
       backend: process.env.EDGERL_BACKEND || undefined,
     });
   if (values['workers-only']) await compare();

@@ -71,6 +71,11 @@ export const serveConfigSchema = z.strictObject({
     flag: 'workers',
     arg: 'N',
   }),
+  workerFillRows: documented(intBetween(0, 4096).default(16), {
+    doc: 'rows one decode worker takes before the next gets any; 0 spreads every batch over all workers',
+    source:
+      'a tiny-preset step costs about the same from 1 to 16 rows (serve/workers/row-shards.ts), and a step waits for its slowest worker',
+  }),
   backend: documented(z.string().optional(), {
     doc: `TensorFlow.js backend: ${Object.keys(backendChoices).join(' | ')}`,
     shownDefault: `the first available of ${backendPreference.join(' → ')}`,

@@ -48,9 +48,11 @@ async function openRuntime(
   modelDir: string,
   workers: number,
   backend: BackendChoice,
+  fillRows: number,
 ): Promise<DecodeRuntime> {
   if (workers === 0) return new LocalDecodeRuntime(await loadModel(modelDir));
-  return WorkerDecodeRuntime.start({ workers, backend, modelDir, config: await loadModelConfig(modelDir) });
+  const config = await loadModelConfig(modelDir);
+  return WorkerDecodeRuntime.start({ workers, backend, modelDir, config, fillRows });
 }
 
 export async function serveModel({ log: logTo, ...input }: ServeModelOptions): Promise<ServingModel> {
@@ -59,7 +61,7 @@ export async function serveModel({ log: logTo, ...input }: ServeModelOptions): P
   const backend = await selectBackend({ requested: options.backend, log });
   const workers = options.workers ?? defaultServeWorkers(backend.choice);
   const [runtime, tokenizer] = await Promise.all([
-    openRuntime(options.modelDir, workers, backend.choice),
+    openRuntime(options.modelDir, workers, backend.choice, options.workerFillRows),
     loadTokenizer(options.modelDir),
   ]);
   if (workers > 0) log(`edgerl serve-model: ${workers} decode worker thread(s)`);

@@ -10,6 +10,15 @@ describe('RowShards', () => {
     expect(shards.assign(3)).toEqual([0, 0, 1]);
   });
 
+  it('fills one worker up to fillRows before the next gets any, then balances', () => {
+    const shards = new RowShards(2, 3);
+    expect(shards.assign(4)).toEqual([0, 0, 0, 1]);
+    expect(shards.assign(3)).toEqual([1, 1, 0]);
+    shards.retain([0, 1, 2, 3, 4, 5]); // worker 0's fourth row leaves: 3 and 3
+    shards.retain([3, 4, 5]); // worker 0's rows leave
+    expect(shards.assign(2)).toEqual([0, 0]);
+  });
+
   it('splits rows per worker in order and gathers their results back in the engine’s order', () => {
     const shards = new RowShards(2);
     const owners = shards.assign(5); // [0, 1, 0, 1, 0]

@@ -1,17 +1,26 @@
 // Which decode worker owns each row of serve-model's batch, and the index maps between the engine's
 // one batch order and each worker's own batch. Invariant: worker w's batch holds, in order, the
 // subsequence of the engine's rows that w owns (joining rows are appended in order on both sides,
-// and a retain keeps the engine's new order on both). Joining rows go to the worker that holds the
-// fewest rows at that moment (the lowest index on ties), so the batch stays balanced as rows leave
-// at different times. Pure: indices in, indices out.
+// and a retain keeps the engine's new order on both). A joining row goes to the first worker that
+// holds fewer than `fillRows` rows, so a small batch stays on one worker (a step waits for its
+// slowest worker, and below a few dozen rows a step costs about the same at any size); once every
+// worker holds that many, to the one holding the fewest (the lowest index on ties), so the batch
+// stays balanced as rows leave at different times. Pure: indices in, indices out.
 
 export class RowShards {
   /** owners[b]: the worker of the engine's row b. */
   #owners: number[] = [];
 
-  constructor(readonly workers: number) {
+  constructor(
+    readonly workers: number,
+    /** Rows a worker takes before the next one gets any; 0 balances from the first row. */
+    readonly fillRows = 0,
+  ) {
     if (!(Number.isInteger(workers) && workers >= 1)) {
       throw new RangeError(`row shards need an integer count of workers >= 1, got ${workers}`);
+    }
+    if (!(Number.isInteger(fillRows) && fillRows >= 0)) {
+      throw new RangeError(`row shards need an integer fillRows >= 0, got ${fillRows}`);
     }
   }
 
@@ -29,8 +38,11 @@ export class RowShards {
     const held = Array.from({ length: this.workers }, (_, w) => this.rowsOf(w));
     const owners: number[] = [];
     for (let i = 0; i < count; i++) {
-      let least = 0;
-      for (let w = 1; w < this.workers; w++) if ((held[w] as number) < (held[least] as number)) least = w;
+      let least = held.findIndex((rows) => rows < this.fillRows);
+      if (least === -1) {
+        least = 0;
+        for (let w = 1; w < this.workers; w++) if ((held[w] as number) < (held[least] as number)) least = w;
+      }
       owners.push(least);
       held[least] = (held[least] as number) + 1;
     }

@@ -23,6 +23,8 @@ export interface WorkerDecodeOptions {
   readonly backend: BackendChoice;
   readonly modelDir: string;
   readonly config: ModelConfig;
+  /** Rows a worker takes before the next one gets any (row-shards.ts); 0 balances from the first. */
+  readonly fillRows: number;
 }
 
 type DecodeThread = WorkerThread<DecodeRequest, DecodeDone>;
@@ -49,7 +51,7 @@ export class WorkerDecodeRuntime implements DecodeRuntime {
     this.config = options.config;
     this.#options = options;
     this.#threads = threads;
-    this.#shards = new RowShards(options.workers);
+    this.#shards = new RowShards(options.workers, options.fillRows);
   }
 
   /** Starts the workers; resolves once each has loaded the model. */

@@ -27,6 +27,8 @@ beforeAll(async () => {
     servedModelName: 'tiny',
     backend: 'wasm',
     workers: 2,
+    // Every batch spread over both workers (the default keeps up to 16 rows on one).
+    workerFillRows: 0,
     log: () => {},
   });
   const model = await loadModel(modelDir);

@@ -18,7 +18,7 @@ let servers: ServingModel[];
 let adapterPath: string;
 
 beforeAll(async () => {
-  main = await startTestServer();
+  main = await startTestServer({ workers: 0 });
   adapterPath = await writeAdapter(main, 'lora', 3);
   servers = [main.serving];
   for (const workers of [1, 2]) {
@@ -29,6 +29,8 @@ beforeAll(async () => {
         servedModelName: 'tiny',
         backend: 'wasm',
         workers,
+        // Every batch spread over all workers (the default keeps up to 16 rows on one).
+        workerFillRows: 0,
         log: () => {},
       }),
     );
