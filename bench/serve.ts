@@ -3,9 +3,11 @@
 // side by side, measured in the same run over HTTP with streaming chat completions; then the group's
 // decode tokens/s under guided decoding (response_format json_schema, tool_choice "required") beside
 // the same group unguided; then one mask on Qwen's real vocabulary, trie walk beside stepping every
-// token alone. Reports, does not assert. Options: --preset tiny|small (default small), --tokens N
-// (default 64), --concurrency N (default 8), --repeats N (default 3, the median is shown). Backend:
-// EDGERL_BACKEND or the default order.
+// token alone; then the main thread beside decode workers (bench/serve-workers.ts). Reports, does not
+// assert. Options: --preset tiny|small (default small), --tokens N (default 64), --concurrency N
+// (default 8), --repeats N (default 3, the median is shown); for the workers' section --batches
+// (default 1,8,16,64), --adapter-rank (default 64), --prompt-padding (default 20 filler phrases), and
+// --workers-only to run only it. Backend: EDGERL_BACKEND or the default order.
 //
 // Definitions: bench/serve-requests.ts.
 import { mkdtemp, rm } from 'node:fs/promises';

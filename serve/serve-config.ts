@@ -65,9 +65,10 @@ export const serveConfigSchema = z.strictObject({
     flag: 'max-body-bytes',
     arg: 'N',
   }),
-  workers: documented(intBetween(0, 64).optional(), {
+  workers: documented(intBetween(0, 64).default(0), {
     doc: 'decode worker threads, each with its own backend, model copy and share of the batch; 0 decodes in the main thread',
-    shownDefault: 'serve/workers/serve-worker-count.ts',
+    source:
+      'bench:serve on the shared 2-core machine: 1 or 2 workers no faster than the main thread (docs/inference-endpoint.md#decode-workers)',
     flag: 'workers',
     arg: 'N',
   }),

@@ -16,7 +16,6 @@ import { type DecodeRuntime, LocalDecodeRuntime } from './decode-runtime.ts';
 import { ServeEngine } from './engine.ts';
 import { type ServeConfigInput, resolveServeConfig } from './serve-config.ts';
 import { unixSeconds } from './serve-context.ts';
-import { defaultServeWorkers } from './workers/serve-worker-count.ts';
 import { WorkerDecodeRuntime } from './workers/worker-decode-runtime.ts';
 
 /** The config's input (serve-config.ts: each field's doc and default), and where log lines go. */
@@ -59,7 +58,7 @@ export async function serveModel({ log: logTo, ...input }: ServeModelOptions): P
   const options = resolveServeConfig(input);
   const log = logTo ?? ((line: string) => process.stderr.write(`${line}\n`));
   const backend = await selectBackend({ requested: options.backend, log });
-  const workers = options.workers ?? defaultServeWorkers(backend.choice);
+  const { workers } = options;
   const [runtime, tokenizer] = await Promise.all([
     openRuntime(options.modelDir, workers, backend.choice, options.workerFillRows),
     loadTokenizer(options.modelDir),
