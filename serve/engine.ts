@@ -1,9 +1,8 @@
 // The batching engine behind the endpoint: one loop owns the decode runtime (decode-runtime.ts: the
 // model in this thread, or spread over worker threads), so decode steps, prefills and adapter
-// loads/unloads never overlap. Each turn of the loop runs
-// queued adapter operations, lets waiting sequences join the running batch (continuous batching:
-// arrivals join at the next step boundary, see scheduler.ts), prefills them, then decodes one token for
-// every running row. Rows stop on their own (the sequence's callback decides), leave the batch at
+// loads/unloads never overlap. Each turn of the loop runs queued adapter operations, lets waiting
+// sequences join the running batch (continuous batching: arrivals join at the next step boundary, see
+// scheduler.ts), prefills them, then decodes one token for every running row. Rows stop on their own (the sequence's callback decides), leave the batch at
 // once, and free their adapter lease. Leaves out prefix caching, preemption and chunked prefill.
 import { existsSync, statSync } from 'node:fs';
 import { createRng, type Rng } from '../model/rng.ts';

@@ -59,10 +59,14 @@ export async function serveModel({ log: logTo, ...input }: ServeModelOptions): P
   const log = logTo ?? ((line: string) => process.stderr.write(`${line}\n`));
   const backend = await selectBackend({ requested: options.backend, log });
   const { workers } = options;
-  const [runtime, tokenizer] = await Promise.all([
-    openRuntime(options.modelDir, workers, backend.choice, options.workerFillRows),
-    loadTokenizer(options.modelDir),
-  ]);
+  const opening = openRuntime(options.modelDir, workers, backend.choice, options.workerFillRows);
+  const [runtime, tokenizer] = await Promise.all([opening, loadTokenizer(options.modelDir)]).catch(
+    async (error: unknown) => {
+      // A tokenizer that fails to load must not leave the model (or its worker threads) behind.
+      await opening.then((opened) => opened.close()).catch(() => undefined);
+      throw error;
+    },
+  );
   if (workers > 0) log(`edgerl serve-model: ${workers} decode worker thread(s)`);
   const limit = runtime.config.maxPositionEmbeddings;
   const maxModelLen = options.maxModelLen ?? limit;
