@@ -3,13 +3,13 @@
 // side by side, measured in the same run over HTTP with streaming chat completions; then the group's
 // decode tokens/s under guided decoding (response_format json_schema, tool_choice "required") beside
 // the same group unguided; then one mask on Qwen's real vocabulary, trie walk beside stepping every
-// token alone. Reports, does not assert. Options: --preset tiny|small (default small), --tokens N
-// (default 64), --concurrency N (default 8), --repeats N (default 3, the median is shown). Backend:
-// EDGERL_BACKEND or the default order.
+// token alone; then the main thread beside decode workers (bench/serve-workers.ts). Reports, does not
+// assert. Options: --preset tiny|small (default small), --tokens N (default 64), --concurrency N
+// (default 8), --repeats N (default 3, the median is shown); for the workers' section --batches
+// (default 1,8,16,64), --adapter-rank (default 64), --prompt-padding (default 20 filler phrases), and
+// --workers-only to run only it. Backend: EDGERL_BACKEND or the default order.
 //
-// Definitions: time to first token = request sent → first streamed token; decode tokens/s = tokens
-// after each request's first, summed over the group, divided by the time from the group's first
-// first-token to its last token (so prefill and queueing count in TTFT, not in decode speed).
+// Definitions: bench/serve-requests.ts.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +22,8 @@ import { GuidedConstraint } from '../serve/guided-constraint.ts';
 import { compileGuided } from '../serve/guided-decoding.ts';
 import { guidedVocabulary } from '../serve/guided-vocabulary.ts';
 import { serveModel } from '../serve/serve-model.ts';
+import { median, timeGroup } from './serve-requests.ts';
+import { compareWorkers } from './serve-workers.ts';
 
 const { values } = parseArgs({
   options: {
@@ -29,6 +31,10 @@ const { values } = parseArgs({
     tokens: { type: 'string', default: '64' },
     concurrency: { type: 'string', default: '8' },
     repeats: { type: 'string', default: '3' },
+    'adapter-rank': { type: 'string', default: '64' },
+    batches: { type: 'string', default: '1,8,16,64' },
+    'prompt-padding': { type: 'string', default: '20' },
+    'workers-only': { type: 'boolean', default: false },
   },
 });
 const preset = values.preset as string;
@@ -42,13 +48,6 @@ for (const [name, value] of [
   ['repeats', repeats],
 ] as const) {
   if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer`);
-}
-
-interface Timing {
-  sent: number;
-  first: number;
-  end: number;
-  tokens: number;
 }
 
 const dir = await mkdtemp(join(tmpdir(), 'edgerl-bench-serve-'));
@@ -82,66 +81,42 @@ const kinds = {
 } satisfies Record<string, Record<string, unknown>>;
 type Kind = keyof typeof kinds;
 
-/** One streaming chat request; times its first token and its end. */
-async function request(episode: number, seed: number, kind: Kind = 'unguided'): Promise<Timing> {
-  const sent = performance.now();
-  const response = await fetch(`${serving.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      model: 'bench',
-      messages: [
-        { role: 'user', content: `Episode ${episode}: look up key ${episode * 7} and report its value.` },
-      ],
-      max_tokens: tokens,
-      ...kinds[kind],
-      seed,
-      stream: true,
-      return_token_ids: true,
-    }),
-  });
-  if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
-  let first = 0;
-  let count = 0;
-  let buffer = '';
-  const decoder = new TextDecoder();
-  for await (const bytes of response.body) {
-    buffer += decoder.decode(bytes, { stream: true });
-    const events = buffer.split('\n\n');
-    buffer = events.pop() ?? '';
-    for (const event of events) {
-      const data = event.replace(/^data: /, '');
-      if (data === '[DONE]') continue;
-      const chunk = JSON.parse(data) as { choices: { token_ids?: number[] }[] };
-      const ids = chunk.choices[0]?.token_ids?.length ?? 0;
-      if (ids > 0 && first === 0) first = performance.now();
-      count += ids;
-    }
-  }
-  if (count !== tokens) throw new Error(`expected ${tokens} tokens, got ${count}`);
-  return { sent, first, end: performance.now(), tokens: count };
+function group(size: number, round: number, kind: Kind = 'unguided') {
+  return timeGroup(serving, { model: 'bench', size, round, tokens, extra: kinds[kind] });
 }
 
-async function group(size: number, round: number, kind: Kind = 'unguided') {
-  const before = serving.engine.stats();
-  const timings = await Promise.all(
-    Array.from({ length: size }, (_, i) => request(i, round * 100 + i, kind)),
+const batches = (values.batches as string).split(',').map(Number);
+const adapterRank = Number(values['adapter-rank']);
+if (
+  !batches.every((size) => Number.isInteger(size) && size >= 1) ||
+  !(Number.isInteger(adapterRank) && adapterRank >= 1)
+) {
+  throw new Error(
+    '--batches must be positive integers separated by commas, --adapter-rank a positive integer',
   );
-  const after = serving.engine.stats();
-  const firstToken = Math.min(...timings.map((t) => t.first));
-  const lastToken = Math.max(...timings.map((t) => t.end));
-  const decoded = timings.reduce((sum, t) => sum + t.tokens - 1, 0);
-  return {
-    decodeTokensPerSecond: decoded / ((lastToken - firstToken) / 1000),
-    ttftMs: timings.reduce((sum, t) => sum + t.first - t.sent, 0) / size,
-    steps: after.decodeSteps - before.decodeSteps,
-    rowsPerStep: (after.decodeRows - before.decodeRows) / Math.max(1, after.decodeSteps - before.decodeSteps),
-  };
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 try {
+  const compare = () =>
+    compareWorkers({
+      modelDir,
+      dir,
+      tokens,
+      repeats,
+      adapterRank,
+      batches,
+      padding: Number(values['prompt-padding']),
+      backend: process.env.EDGERL_BACKEND || undefined,
+    });
+  if (values['workers-only']) await compare();
+  else await fullBench(compare);
+} finally {
+  await serving.close();
+  await rm(dir, { recursive: true, force: true });
+}
+
+/** Every section but the workers' comparison runs here, then `compare`. */
+async function fullBench(compare: () => Promise<void>): Promise<void> {
   await group(concurrency, 99); // warm-up: kernels, caches, the JIT
   const runs = {
     one: [] as Awaited<ReturnType<typeof group>>[],
@@ -210,10 +185,8 @@ try {
   );
   for (const row of guidedTable)
     console.log(row.map((cell, column) => cell.padStart(guidedWidths[column] as number)).join('  '));
+  await compare();
   qwenMasks();
-} finally {
-  await serving.close();
-  await rm(dir, { recursive: true, force: true });
 }
 
 /**

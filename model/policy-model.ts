@@ -71,7 +71,8 @@ function chosenRows(mask: readonly ArrayLike<number>[], b: number, targets: numb
 }
 
 /** Loads config.json and the safetensors weights of a Hugging Face model directory. */
-export async function loadModel(dir: string): Promise<PolicyModel> {
+/** A model directory's config.json, parsed, without its weights. */
+export async function loadModelConfig(dir: string): Promise<ModelConfig> {
   const configPath = join(dir, 'config.json');
   let json: unknown;
   try {
@@ -79,7 +80,11 @@ export async function loadModel(dir: string): Promise<PolicyModel> {
   } catch (error) {
     throw new Error(`${configPath}: cannot read model config (${errorMessage(error)})`);
   }
-  const config = parseHfConfig(json, configPath);
+  return parseHfConfig(json, configPath);
+}
+
+export async function loadModel(dir: string): Promise<PolicyModel> {
+  const config = await loadModelConfig(dir);
   const host = await loadCheckpointWeights(dir, config);
   return PolicyModel.fromHostWeights(config, host, dir);
 }

@@ -7,6 +7,7 @@ import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadModel, type PolicyModel } from '../model/policy-model.ts';
 import { fixtureDir, useBackend } from '../test/support/model-fixtures.ts';
+import { LocalDecodeRuntime } from './decode-runtime.ts';
 import { type EngineEnd, type EngineSequence, ServeEngine } from './engine.ts';
 import type { SampledToken } from './row-sampler.ts';
 import { generate } from '../test/support/generate.ts';
@@ -50,7 +51,11 @@ describe('ServeEngine', () => {
   beforeAll(async () => {
     await useBackend('wasm');
     model = await loadModel(fixtureDir('qwen2'));
-    engine = new ServeEngine(model, 'micro', { maxModelLen: 256, maxNumSeqs: 16, maxPrefillTokens: 4096 });
+    engine = new ServeEngine(new LocalDecodeRuntime(model), 'micro', {
+      maxModelLen: 256,
+      maxNumSeqs: 16,
+      maxPrefillTokens: 4096,
+    });
     await engine.loadAdapter('fixture', join(fixtureDir('qwen2'), 'adapter'));
   });
   afterAll(async () => {
@@ -131,7 +136,11 @@ describe('ServeEngine', () => {
   });
 
   it('stops a sequence at the context window with "length"', async () => {
-    const small = new ServeEngine(model, 'micro', { maxModelLen: 8, maxNumSeqs: 4, maxPrefillTokens: 64 });
+    const small = new ServeEngine(new LocalDecodeRuntime(model), 'micro', {
+      maxModelLen: 8,
+      maxNumSeqs: 4,
+      maxPrefillTokens: 64,
+    });
     const row = record(prompts[0] as number[], 50);
     small.submit(undefined, [row.sequence]);
     expect(await row.done).toEqual({ kind: 'length' });
@@ -141,7 +150,11 @@ describe('ServeEngine', () => {
 
   it('ends waiting sequences with a 503 on close and frees every tensor', async () => {
     const before = tf.memory().numTensors;
-    const other = new ServeEngine(model, 'micro', { maxModelLen: 256, maxNumSeqs: 4, maxPrefillTokens: 64 });
+    const other = new ServeEngine(new LocalDecodeRuntime(model), 'micro', {
+      maxModelLen: 256,
+      maxNumSeqs: 4,
+      maxPrefillTokens: 64,
+    });
     await other.loadAdapter('x', join(fixtureDir('qwen2'), 'adapter'));
     const rows = [record(prompts[0] as number[], 1000), record(prompts[1] as number[], 1000)];
     other.submit(

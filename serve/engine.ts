@@ -1,15 +1,13 @@
-// The batching engine behind the endpoint: one loop owns the model (TensorFlow.js runs one thing at a
-// time), so decode steps, prefills and adapter loads/unloads never overlap. Each turn of the loop runs
-// queued adapter operations, lets waiting sequences join the running batch (continuous batching:
-// arrivals join at the next step boundary, see scheduler.ts), prefills them, then decodes one token for
-// every running row. Rows stop on their own (the sequence's callback decides), leave the batch at
+// The batching engine behind the endpoint: one loop owns the decode runtime (decode-runtime.ts: the
+// model in this thread, or spread over worker threads), so decode steps, prefills and adapter
+// loads/unloads never overlap. Each turn of the loop runs queued adapter operations, lets waiting
+// sequences join the running batch (continuous batching: arrivals join at the next step boundary, see
+// scheduler.ts), prefills them, then decodes one token for every running row. Rows stop on their own (the sequence's callback decides), leave the batch at
 // once, and free their adapter lease. Leaves out prefix caching, preemption and chunked prefill.
 import { existsSync, statSync } from 'node:fs';
-import { DecodeBatch } from '../model/decode-batch.ts';
-import type { LoraAdapter } from '../model/lora.ts';
-import type { PolicyModel } from '../model/policy-model.ts';
 import { createRng, type Rng } from '../model/rng.ts';
 import { AdapterRegistry, type AdapterEntry } from './adapter-registry.ts';
+import type { DecodeRuntime } from './decode-runtime.ts';
 import { type RowSampling, type SampledToken, sampleRow } from './row-sampler.ts';
 import { type BatchLimits, planAdmission } from './scheduler.ts';
 import { ServeError } from './serve-error.ts';
@@ -55,7 +53,6 @@ interface Row {
   readonly sequence: EngineSequence;
   readonly rng: Rng;
   readonly entry: AdapterEntry | undefined;
-  readonly adapter: LoraAdapter | null;
   readonly signal: AbortSignal | undefined;
   generated: number;
   lastToken: number;
@@ -66,7 +63,6 @@ const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resol
 
 export class ServeEngine {
   readonly registry: AdapterRegistry;
-  private readonly batch: DecodeBatch;
   private waiting: Row[] = [];
   /** Rows in batch order. */
   private running: Row[] = [];
@@ -86,12 +82,11 @@ export class ServeEngine {
   };
 
   constructor(
-    private readonly model: PolicyModel,
+    private readonly runtime: DecodeRuntime,
     baseName: string,
     readonly options: EngineOptions,
   ) {
     this.registry = new AdapterRegistry(baseName);
-    this.batch = new DecodeBatch(model.decoder);
     this.loop = this.run();
   }
 
@@ -103,14 +98,12 @@ export class ServeEngine {
     if (this.closed) throw new ServeError('unavailable', 'the server is shutting down');
     const target = this.registry.resolve(model);
     const entry = target.kind === 'adapter' ? target.entry : undefined;
-    const adapter = entry ? this.model.adapter(entry.key) : null;
     for (const sequence of sequences) {
       if (entry) this.registry.lease(entry);
       this.waiting.push({
         sequence,
         rng: createRng(sequence.seed),
         entry,
-        adapter,
         signal,
         generated: 0,
         lastToken: 0,
@@ -142,8 +135,10 @@ export class ServeEngine {
       }
       const key = this.registry.nextKey(name);
       try {
-        await this.model.loadAdapter(key, path);
+        await this.runtime.loadAdapter(key, path);
       } catch (cause) {
+        // A worker that died is the server's trouble (503), not the adapter's.
+        if (cause instanceof ServeError && cause.code === 'unavailable') throw cause;
         throw new ServeError(
           'bad-request',
           `cannot load adapter '${name}': ${errorMessage(cause)}`,
@@ -154,7 +149,7 @@ export class ServeEngine {
         );
       }
       const previous = this.registry.publish({ name, key, path, created: Math.floor(Date.now() / 1000) });
-      if (previous && previous.leases === 0) this.model.removeAdapter(previous.key);
+      if (previous && previous.leases === 0) this.runtime.removeAdapter(previous.key);
     });
   }
 
@@ -164,7 +159,7 @@ export class ServeEngine {
       const entry = this.registry.retire(name);
       if (!entry)
         throw new ServeError('not-found', `The lora adapter '${name}' cannot be found.`, 'lora_name');
-      if (entry.leases === 0) this.model.removeAdapter(entry.key);
+      if (entry.leases === 0) this.runtime.removeAdapter(entry.key);
     });
   }
 
@@ -177,7 +172,7 @@ export class ServeEngine {
     };
   }
 
-  /** Stops the loop, ends every sequence with a 503 and frees the batch (the model stays the caller's). */
+  /** Stops the loop, ends every sequence with a 503 and empties the batch (the runtime stays the caller's). */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -187,7 +182,7 @@ export class ServeEngine {
     const rows = [...this.running, ...this.waiting];
     this.running = [];
     this.waiting = [];
-    this.batch.dispose();
+    this.runtime.clear();
     for (const row of rows) {
       if (row.done) this.releaseLease(row);
       else this.end(row, { kind: 'error', error });
@@ -236,7 +231,7 @@ export class ServeEngine {
         // A failed forward pass leaves the cache in an unknown state: fail the batch, keep serving.
         const rows = this.running;
         this.running = [];
-        this.batch.dispose();
+        this.runtime.clear();
         for (const row of rows) {
           if (row.done) this.releaseLease(row);
           else this.end(row, { kind: 'error', error });
@@ -259,8 +254,8 @@ export class ServeEngine {
 
   private async prefill(joining: Row[]): Promise<void> {
     this.running.push(...joining);
-    const logits = await this.batch.add(
-      joining.map((row) => ({ prompt: row.sequence.promptIds, adapter: row.adapter })),
+    const logits = await this.runtime.add(
+      joining.map((row) => ({ prompt: row.sequence.promptIds, adapterKey: row.entry?.key ?? null })),
     );
     this.counters.prefills += 1;
     this.counters.prefillRows += joining.length;
@@ -270,7 +265,7 @@ export class ServeEngine {
 
   private async decode(): Promise<void> {
     const rows = this.running.length;
-    const logits = await this.batch.step(this.running.map((row) => row.lastToken));
+    const logits = await this.runtime.step(this.running.map((row) => row.lastToken));
     this.counters.decodeSteps += 1;
     this.counters.decodeRows += rows;
     this.counters.rowsPerStep[rows] = (this.counters.rowsPerStep[rows] ?? 0) + 1;
@@ -280,7 +275,7 @@ export class ServeEngine {
 
   /** Samples row i of `rows` from the i-th V-sized slice of `logits`. */
   private sample(logits: Float32Array, rows: readonly Row[]): void {
-    const vocab = this.model.config.vocabSize;
+    const vocab = this.runtime.config.vocabSize;
     rows.forEach((row, index) => {
       if (row.done) return;
       const sequence = row.sequence;
@@ -323,7 +318,7 @@ export class ServeEngine {
       else kept.push(index);
     }
     if (finished.length === 0) return;
-    this.batch.retain(kept);
+    this.runtime.retain(kept);
     this.running = kept.map((index) => this.running[index] as Row);
     for (const row of finished) this.releaseLease(row);
   }
@@ -349,6 +344,6 @@ export class ServeEngine {
   }
 
   private releaseLease(row: Row): void {
-    if (row.entry && this.registry.release(row.entry)) this.model.removeAdapter(row.entry.key);
+    if (row.entry && this.registry.release(row.entry)) this.runtime.removeAdapter(row.entry.key);
   }
 }

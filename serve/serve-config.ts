@@ -65,6 +65,18 @@ export const serveConfigSchema = z.strictObject({
     flag: 'max-body-bytes',
     arg: 'N',
   }),
+  workers: documented(intBetween(0, 64).default(0), {
+    doc: 'decode worker threads, each with its own backend, model copy and share of the batch; 0 decodes in the main thread',
+    source:
+      'bench:serve on the shared 2-core machine: 1 or 2 workers no faster than the main thread (docs/inference-endpoint.md#decode-workers)',
+    flag: 'workers',
+    arg: 'N',
+  }),
+  workerFillRows: documented(intBetween(0, 4096).default(16), {
+    doc: 'rows one decode worker takes before the next gets any; 0 spreads every batch over all workers',
+    source:
+      'a tiny-preset step costs about the same from 1 to 16 rows (serve/workers/row-shards.ts), and a step waits for its slowest worker',
+  }),
   backend: documented(z.string().optional(), {
     doc: `TensorFlow.js backend: ${Object.keys(backendChoices).join(' | ')}`,
     shownDefault: `the first available of ${backendPreference.join(' → ')}`,

@@ -8,13 +8,15 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { serve } from '@hono/node-server';
 import { serverKeepAliveMs } from '../protocol/keep-alive.ts';
-import { selectBackend } from '../model/backend.ts';
-import { loadModel } from '../model/policy-model.ts';
+import { type BackendChoice, selectBackend } from '../model/backend.ts';
+import { loadModel, loadModelConfig } from '../model/policy-model.ts';
 import { loadTokenizer } from '../model/tokenizer/index.ts';
 import { createServeApp } from './create-serve-app.ts';
+import { type DecodeRuntime, LocalDecodeRuntime } from './decode-runtime.ts';
 import { ServeEngine } from './engine.ts';
 import { type ServeConfigInput, resolveServeConfig } from './serve-config.ts';
 import { unixSeconds } from './serve-context.ts';
+import { WorkerDecodeRuntime } from './workers/worker-decode-runtime.ts';
 
 /** The config's input (serve-config.ts: each field's doc and default), and where log lines go. */
 export type ServeModelOptions = ServeConfigInput & { readonly log?: (line: string) => void };
@@ -24,6 +26,8 @@ export interface ServingModel {
   readonly url: string;
   readonly baseName: string;
   readonly engine: ServeEngine;
+  /** What the engine decodes with: the model in this thread, or the decode workers. */
+  readonly runtime: DecodeRuntime;
   /** Stops listening, ends running requests with 503 and frees the model. */
   close(): Promise<void>;
 }
@@ -38,31 +42,49 @@ export function findAdapterDirs(dir: string): { name: string; path: string }[] {
     .filter(({ path }) => statSync(path).isDirectory() && existsSync(join(path, 'adapter_config.json')));
 }
 
+/** The model in this thread (0 workers) or in `workers` decode worker threads. */
+async function openRuntime(
+  modelDir: string,
+  workers: number,
+  backend: BackendChoice,
+  fillRows: number,
+): Promise<DecodeRuntime> {
+  if (workers === 0) return new LocalDecodeRuntime(await loadModel(modelDir));
+  const config = await loadModelConfig(modelDir);
+  return WorkerDecodeRuntime.start({ workers, backend, modelDir, config, fillRows });
+}
+
 export async function serveModel({ log: logTo, ...input }: ServeModelOptions): Promise<ServingModel> {
   const options = resolveServeConfig(input);
   const log = logTo ?? ((line: string) => process.stderr.write(`${line}\n`));
-  await selectBackend({ requested: options.backend, log });
-  const [model, tokenizer] = await Promise.all([
-    loadModel(options.modelDir),
-    loadTokenizer(options.modelDir),
-  ]);
-  const limit = model.config.maxPositionEmbeddings;
+  const backend = await selectBackend({ requested: options.backend, log });
+  const { workers } = options;
+  const opening = openRuntime(options.modelDir, workers, backend.choice, options.workerFillRows);
+  const [runtime, tokenizer] = await Promise.all([opening, loadTokenizer(options.modelDir)]).catch(
+    async (error: unknown) => {
+      // A tokenizer that fails to load must not leave the model (or its worker threads) behind.
+      await opening.then((opened) => opened.close()).catch(() => undefined);
+      throw error;
+    },
+  );
+  if (workers > 0) log(`edgerl serve-model: ${workers} decode worker thread(s)`);
+  const limit = runtime.config.maxPositionEmbeddings;
   const maxModelLen = options.maxModelLen ?? limit;
   if (!Number.isInteger(maxModelLen) || maxModelLen < 2 || maxModelLen > limit) {
-    model.dispose();
+    await runtime.close();
     throw new Error(
       `max model length must be an integer in [2, ${limit}] (the model's max_position_embeddings), got ${maxModelLen}`,
     );
   }
   const baseName = options.servedModelName ?? options.modelDir;
-  const engine = new ServeEngine(model, baseName, {
+  const engine = new ServeEngine(runtime, baseName, {
     maxModelLen,
     maxNumSeqs: options.maxNumSeqs,
     maxPrefillTokens: options.maxPrefillTokens,
   });
   const shutdown = async () => {
     await engine.close();
-    model.dispose();
+    await runtime.close();
   };
   try {
     for (const { name, path } of options.adaptersDir ? findAdapterDirs(options.adaptersDir) : []) {
@@ -76,7 +98,7 @@ export async function serveModel({ log: logTo, ...input }: ServeModelOptions): P
   const app = createServeApp({
     engine,
     tokenizer,
-    vocabSize: model.config.vocabSize,
+    vocabSize: runtime.config.vocabSize,
     maxModelLen,
     baseName,
     basePath: options.modelDir,
@@ -100,6 +122,7 @@ export async function serveModel({ log: logTo, ...input }: ServeModelOptions): P
     url,
     baseName,
     engine,
+    runtime,
     close() {
       closing ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));

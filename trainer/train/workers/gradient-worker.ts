@@ -3,19 +3,16 @@
 // adapter's values from the shared buffer, computes its share's gradients with the same function the
 // single-thread trainer uses (sequenceGradients), writes them into its slot and reports the loss sums.
 // Steps run one at a time, in arrival order. It never updates the adapter: the coordinator does.
-import { parentPort, workerData } from 'node:worker_threads';
+import { workerData } from 'node:worker_threads';
 import * as tf from '@tensorflow/tfjs';
 import { selectBackend } from '../../../model/backend.ts';
 import { loraVariables } from '../../../model/lora.ts';
 import { loadModel, PolicyModel } from '../../../model/policy-model.ts';
-import { errorMessage } from '../../../protocol/error-message.ts';
+import { answerRequests, failStart, postEvent } from '../../../model/worker-thread/thread-side.ts';
 import { sequenceGradients } from '../train-step.ts';
-import type { AdapterLayout, FromWorker, StepRequest, ToWorker, WorkerStart } from './worker-protocol.ts';
+import type { AdapterLayout, Done, FromWorker, StepRequest, WorkerStart } from './worker-protocol.ts';
 
-const port = parentPort;
-if (!port) throw new Error('gradient-worker.ts runs as a worker thread (train-worker-pool.ts starts it)');
 const start = workerData as WorkerStart;
-const post = (message: FromWorker) => port.postMessage(message);
 
 async function openModel(): Promise<PolicyModel> {
   await selectBackend({ requested: start.backend, log: () => {} });
@@ -31,8 +28,7 @@ let model: PolicyModel;
 try {
   model = await openModel();
 } catch (error) {
-  post({ kind: 'failed', id: null, message: `could not load the model: ${errorMessage(error)}` });
-  process.exit(1);
+  failStart(error, 'could not load the model');
 }
 let layoutKey: string | undefined;
 
@@ -62,7 +58,7 @@ function loadAdapter(name: string, layout: AdapterLayout, weights: Float32Array)
   });
 }
 
-async function step(request: StepRequest): Promise<void> {
+async function step(request: StepRequest): Promise<Omit<Done, 'kind' | 'id'>> {
   const started = performance.now();
   loadAdapter(request.adapterName, request.adapter, request.weights);
   let reported = 0;
@@ -73,7 +69,7 @@ async function step(request: StepRequest): Promise<void> {
     request.normaliser,
     request.options,
     (_done, _total, tokens) => {
-      post({ kind: 'micro-batch', id: request.id, tokens: tokens - reported });
+      postEvent({ kind: 'micro-batch', id: request.id, tokens: tokens - reported } satisfies FromWorker);
       reported = tokens;
     },
   );
@@ -89,22 +85,12 @@ async function step(request: StepRequest): Promise<void> {
   } finally {
     tf.dispose(result.grads);
   }
-  post({
-    kind: 'done',
-    id: request.id,
+  return {
     microBatches: result.microBatches,
     tokens: result.tokens,
     paddedTokens: result.paddedTokens,
     seconds: (performance.now() - started) / 1000,
-  });
+  };
 }
 
-let queue = Promise.resolve();
-port.on('message', (message: ToWorker) => {
-  queue = queue.then(() =>
-    step(message).catch((error: unknown) =>
-      post({ kind: 'failed', id: message.id, message: errorMessage(error) }),
-    ),
-  );
-});
-post({ kind: 'ready' });
+answerRequests<StepRequest>(async (request) => ({ reply: await step(request) }));

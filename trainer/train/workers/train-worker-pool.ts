@@ -9,11 +9,11 @@
 // (nothing is applied, so nothing can be published from it); the pool stops its other workers and
 // starts fresh ones at the next step. Workers start at the first step (a session that never trains
 // starts none). Node only.
-import { Worker } from 'node:worker_threads';
 import * as tf from '@tensorflow/tfjs';
 import type { BackendChoice } from '../../../model/backend.ts';
 import { loraVariables } from '../../../model/lora.ts';
 import type { PolicyModel } from '../../../model/policy-model.ts';
+import { WorkerThread } from '../../../model/worker-thread/worker-thread.ts';
 import type { StepNormaliser } from '../../grpo/aggregate.ts';
 import type { LossSums } from '../../grpo/grpo-loss.ts';
 import { planMicroBatches } from '../../grpo/micro-batches.ts';
@@ -25,7 +25,14 @@ import type {
   SequenceGradients,
 } from '../train-step.ts';
 import { shardSequences } from './shard-sequences.ts';
-import type { AdapterLayout, FromWorker, ModelSource, StepRequest, WorkerStart } from './worker-protocol.ts';
+import type {
+  AdapterLayout,
+  Done,
+  FromWorker,
+  ModelSource,
+  StepRequest,
+  WorkerStart,
+} from './worker-protocol.ts';
 
 export type TrainWorkerErrorCode = 'train-worker-died' | 'train-worker-failed';
 
@@ -48,120 +55,9 @@ export interface TrainWorkerPoolOptions {
   readonly model: ModelSource;
 }
 
-const boot = new URL('./boot-worker.js', import.meta.url);
 const entry = new URL('./gradient-worker.ts', import.meta.url).href;
 
-type Done = Extract<FromWorker, { kind: 'done' }>;
-
-interface Pending {
-  readonly id: number;
-  readonly resolve: (done: Done) => void;
-  readonly reject: (error: Error) => void;
-}
-
-/** One worker thread: started on demand, one request at a time, rejected if it goes away. */
-class WorkerHandle {
-  readonly ready: Promise<void>;
-  #worker: Worker;
-  #gone: TrainWorkerError | undefined;
-  #pending: Pending | undefined;
-  #onMicroBatch: ((tokens: number) => void) | undefined;
-
-  constructor(
-    readonly index: number,
-    start: Omit<WorkerStart, 'entry' | 'index'>,
-  ) {
-    const data: WorkerStart = { entry, index, ...start };
-    this.#worker = new Worker(boot, { workerData: data });
-    this.ready = new Promise<void>((resolve, reject) => {
-      this.#worker.on('message', (message: FromWorker) => {
-        switch (message.kind) {
-          case 'ready':
-            this.#idle();
-            resolve();
-            return;
-          case 'micro-batch':
-            if (message.id === this.#pending?.id) this.#onMicroBatch?.(message.tokens);
-            return;
-          case 'done':
-            this.#settle(message.id, (pending) => pending.resolve(message));
-            return;
-          case 'failed': {
-            const error = new TrainWorkerError(
-              'train-worker-failed',
-              `training worker ${index}: ${message.message}`,
-            );
-            if (message.id === null) {
-              this.#stop(error);
-              reject(error);
-            } else this.#settle(message.id, (pending) => pending.reject(error));
-            return;
-          }
-        }
-      });
-      this.#worker.once('error', (error) => {
-        const gone = new TrainWorkerError(
-          'train-worker-died',
-          `training worker ${index} crashed: ${error.message}`,
-        );
-        this.#stop(gone);
-        reject(gone);
-      });
-      this.#worker.once('exit', (code) => {
-        const gone = new TrainWorkerError(
-          'train-worker-died',
-          `training worker ${index} exited (code ${code})`,
-        );
-        this.#stop(gone);
-        reject(gone);
-      });
-    });
-    // An unhandled rejection of `ready` would end the process; callers await it and see the error.
-    this.ready.catch(() => undefined);
-  }
-
-  get alive(): boolean {
-    return this.#gone === undefined;
-  }
-
-  request(request: StepRequest, onMicroBatch: (tokens: number) => void): Promise<Done> {
-    if (this.#gone) return Promise.reject(this.#gone);
-    if (this.#pending) return Promise.reject(new Error(`training worker ${this.index} is busy`));
-    return new Promise<Done>((resolve, reject) => {
-      this.#pending = { id: request.id, resolve, reject };
-      this.#onMicroBatch = onMicroBatch;
-      // Held while it works: an awaited step must keep the process alive.
-      this.#worker.ref();
-      this.#worker.postMessage(request);
-    });
-  }
-
-  /** Stops the thread at once, whatever it runs: the same end for its step as a crash. */
-  async terminate(): Promise<void> {
-    await this.#worker.terminate();
-  }
-
-  #settle(id: number, finish: (pending: Pending) => void): void {
-    const pending = this.#pending;
-    if (!pending || pending.id !== id) return;
-    this.#pending = undefined;
-    this.#onMicroBatch = undefined;
-    this.#idle();
-    finish(pending);
-  }
-
-  /** An idle worker does not keep the process alive (a session left open still lets it exit). */
-  #idle(): void {
-    this.#worker.unref();
-  }
-
-  #stop(error: TrainWorkerError): void {
-    this.#gone ??= error;
-    const pending = this.#pending;
-    this.#pending = undefined;
-    pending?.reject(this.#gone);
-  }
-}
+type WorkerHandle = WorkerThread<StepRequest, Done, FromWorker>;
 
 let nextStepId = 1;
 
@@ -173,6 +69,8 @@ export class TrainWorkerPool implements GradientWorkers {
   #weights: Float32Array | undefined;
   #grads: Float32Array | undefined;
   #closed = false;
+  /** The running step's id and progress callback: micro-batch events of other ids are stale. */
+  #progress: { readonly id: number; readonly report: (tokens: number) => void } | undefined;
 
   constructor(options: TrainWorkerPoolOptions) {
     if (!(Number.isInteger(options.size) && options.size >= 1)) {
@@ -230,30 +128,30 @@ export class TrainWorkerPool implements GradientWorkers {
       padTokenId: options.padTokenId,
     };
     let replies: Done[];
+    this.#progress = { id, report: progress };
     try {
       replies = await Promise.all(
         shards.map(async (shard, worker) => {
           const handle = await this.#worker(worker);
-          return handle.request(
-            {
-              kind: 'step',
-              id,
-              adapterName,
-              adapter: layout,
-              weights,
-              grads: grads.subarray(worker * trainableSize, (worker + 1) * trainableSize),
-              sequences: shard.map((index) => sequences[index] as TrainingSequence),
-              normaliser,
-              options: plain,
-            },
-            progress,
-          );
+          return handle.request({
+            kind: 'step',
+            id,
+            adapterName,
+            adapter: layout,
+            weights,
+            grads: grads.subarray(worker * trainableSize, (worker + 1) * trainableSize),
+            sequences: shard.map((index) => sequences[index] as TrainingSequence),
+            normaliser,
+            options: plain,
+          });
         }),
       );
     } catch (error) {
       // The others may still be computing this step: stop them, so the next step starts clean.
       await this.#stopAll();
       throw error;
+    } finally {
+      this.#progress = undefined;
     }
 
     // Summed in worker order: the same shares give the same bits.
@@ -296,7 +194,17 @@ export class TrainWorkerPool implements GradientWorkers {
   async #worker(index: number): Promise<WorkerHandle> {
     let handle = this.#workers[index];
     if (!handle?.alive) {
-      handle = new WorkerHandle(index, { backend: this.#options.backend, model: this.#options.model });
+      const data: WorkerStart = { index, backend: this.#options.backend, model: this.#options.model };
+      handle = new WorkerThread<StepRequest, Done, FromWorker>({
+        entry,
+        data,
+        label: `training worker ${index}`,
+        error: (kind, message) =>
+          new TrainWorkerError(kind === 'died' ? 'train-worker-died' : 'train-worker-failed', message),
+        onEvent: (event) => {
+          if (event.id === this.#progress?.id) this.#progress.report(event.tokens);
+        },
+      });
       this.#workers[index] = handle;
     }
     await handle.ready;

@@ -27,8 +27,6 @@ export type ModelSource =
     };
 
 export interface WorkerStart {
-  /** The worker's TypeScript entry (boot-worker.js imports it after registering tsx). */
-  readonly entry: string;
   readonly index: number;
   readonly backend: BackendChoice;
   readonly model: ModelSource;
@@ -58,21 +56,19 @@ export interface StepRequest {
   readonly options: GradientOptions;
 }
 
-export type ToWorker = StepRequest;
+/** A step's answer (model/worker-thread/worker-thread.ts carries it, with ready and failed). */
+export interface Done {
+  readonly kind: 'done';
+  readonly id: number;
+  readonly microBatches: LossSums[];
+  readonly tokens: number;
+  readonly paddedTokens: number;
+  /** Compute time in the worker: adapter load, forward, backward, gradient read-back. */
+  readonly seconds: number;
+}
 
-export type FromWorker =
-  | { readonly kind: 'ready' }
-  | { readonly kind: 'micro-batch'; readonly id: number; readonly tokens: number }
-  | {
-      readonly kind: 'done';
-      readonly id: number;
-      readonly microBatches: LossSums[];
-      readonly tokens: number;
-      readonly paddedTokens: number;
-      /** Compute time in the worker: adapter load, forward, backward, gradient read-back. */
-      readonly seconds: number;
-    }
-  | { readonly kind: 'failed'; readonly id: number | null; readonly message: string };
+/** The worker's one event: a micro-batch of step `id` is done. */
+export type FromWorker = { readonly kind: 'micro-batch'; readonly id: number; readonly tokens: number };
 
 /** Copies host weights into one SharedArrayBuffer that every worker reads in place. */
 export function shareHostWeights(host: ReadonlyMap<string, HostTensor>): NamedHostTensor[] {
