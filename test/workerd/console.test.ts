@@ -5,8 +5,8 @@
 import { SELF } from 'cloudflare:test';
 import { describe, expect, inject, it } from 'vitest';
 import { embeddedAssets } from '../../console/assets/embedded-assets.ts';
-import { openNeonStore } from '../../db/drivers/open-neon-store.ts';
 import { seedConsoleStore } from '../support/seed-console.ts';
+import { openWorkerdTestStore } from './neon-test-store.ts';
 
 const context = inject('workerd');
 const key = 'workerd-test-key';
@@ -43,15 +43,7 @@ describe('the console in the Worker', () => {
 
 describe.runIf(context.databaseUrl)('the console in the Worker on Postgres', () => {
   it('serves a group and its live poll from the Neon store', async () => {
-    const store = await openNeonStore({
-      url: context.databaseUrl,
-      neon: {
-        wsProxy: (host, port) => `${context.tunnel}/v2?address=${host}:${port}`,
-        useSecureWebSocket: false,
-        pipelineTLS: false,
-        pipelineConnect: false,
-      },
-    });
+    const store = await openWorkerdTestStore();
     let groupId: string;
     try {
       const seed = await seedConsoleStore(store, { policyName: `agent-${crypto.randomUUID().slice(0, 8)}` });

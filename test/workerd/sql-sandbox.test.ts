@@ -3,25 +3,17 @@
 // Neon store. Needs EDGERL_TEST_DATABASE_URL; without it no sandbox exists and these are skipped.
 import { env } from 'cloudflare:test';
 import { describe, expect, inject, it } from 'vitest';
-import { openNeonStore } from '../../db/drivers/open-neon-store.ts';
 import { sqlStateOf } from '../../edge/environments/sql-agent/sql-error.ts';
 import type { WorkerEnv } from '../../edge/runtime/worker.ts';
 import { neonReadOnlySql } from '../../sandbox/neon-read-only-sql.ts';
+import { openWorkerdTestStore } from './neon-test-store.ts';
 
 const context = inject('workerd');
 const limits = { timeoutMs: 5_000, maxRows: 100 };
 
 /** The sandbox as the queue consumer opens it; Neon's tunnel settings come from opening a store first. */
 async function withSandbox<T>(work: (sql: ReturnType<typeof neonReadOnlySql>) => Promise<T>): Promise<T> {
-  const store = await openNeonStore({
-    url: context.databaseUrl,
-    neon: {
-      wsProxy: (host, port) => `${context.tunnel}/v2?address=${host}:${port}`,
-      useSecureWebSocket: false,
-      pipelineTLS: false,
-      pipelineConnect: false,
-    },
-  });
+  const store = await openWorkerdTestStore();
   const url = (env as unknown as WorkerEnv).SQL_DATABASE_URL;
   if (!url) throw new Error('no SQL_DATABASE_URL binding');
   const sql = neonReadOnlySql(url);
