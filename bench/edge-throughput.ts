@@ -19,6 +19,8 @@ export interface ThroughputRun {
   readonly episodes: number;
   readonly seconds: number;
   readonly roundTrips: number;
+  /** Those round trips by statement kind (test/support/counting-store.ts' statementKind). */
+  readonly statements: ReadonlyMap<string, number>;
   /** Sum of the `turns` each episode-end event gave. */
   readonly expectedTurns: number;
   /** turn-end events. */
@@ -60,6 +62,7 @@ export async function measureThroughput(
   const trajectoryIds: string[] = [];
   let seconds: number;
   let roundTrips: number;
+  let statements: ReadonlyMap<string, number>;
   try {
     counting.reset();
     const started = performance.now();
@@ -87,6 +90,7 @@ export async function measureThroughput(
     await edge.queue.idle();
     seconds = (performance.now() - started) / 1000;
     roundTrips = counting.roundTrips();
+    statements = new Map(counting.statements());
   } finally {
     await edge.close();
   }
@@ -103,6 +107,7 @@ export async function measureThroughput(
     episodes: trajectoryIds.length,
     seconds,
     roundTrips,
+    statements,
     expectedTurns,
     reportedTurns,
     storedTurns: stored?.total ?? 0,

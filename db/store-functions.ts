@@ -54,12 +54,8 @@ import { commitTrainingCycle, recordPublishFailure } from './store/training-cycl
 import { finishTrainingRun, recordTrainingStep, startTrainingRun } from './store/training-runs.ts';
 import { trainingRunSteps } from './store/training-run-steps.ts';
 import { sweepTrajectories } from './store/sweep-trajectories.ts';
-import {
-  beatTrajectories,
-  claimTrajectories,
-  claimTrajectory,
-  releaseTrajectories,
-} from './store/trajectory-leases.ts';
+import { claimTrajectory } from './store/claim-trajectory.ts';
+import { beatTrajectories, claimTrajectories, releaseTrajectories } from './store/trajectory-leases.ts';
 import { turnsAfter } from './store/turns-after.ts';
 import { upsertTask, upsertTasks } from './store/upsert-tasks.ts';
 import { versionSplitRewards } from './store/version-split-rewards.ts';

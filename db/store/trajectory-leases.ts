@@ -1,6 +1,6 @@
-// The runner's lease on rollout episodes: claim one before running it (free, expired, or already the
-// caller's), beat the ones it holds while no turn is being stored, and let them go when it stops. The
-// expiry is the database's clock (now()), never a runner's, as for group and policy leases
+// The runner's lease on rollout episodes: claim them before running them (free, expired, or already
+// the caller's; one episode with what its runner reads is claim-trajectory.ts), beat the ones it
+// holds while no turn is being stored, and let them go when it stops. The expiry is the database's clock (now()), never a runner's, as for group and policy leases
 // (leases.ts, policy-leases.ts). Turn appends renew the lease in their own statement (append-turn.ts);
 // taking over stale episodes in bulk is the sweep's (sweep-trajectories.ts).
 import { and, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
@@ -49,39 +49,6 @@ export async function claimTrajectories(db: StoreDb, input: ClaimTrajectoriesInp
     )
     .returning({ id: trajectories.id });
   return rows.map((row) => row.id);
-}
-
-const claimTrajectorySchema = trajectoryLeaseSchema.extend({ trajectoryId: id });
-export type ClaimTrajectoryInput = z.input<typeof claimTrajectorySchema>;
-
-export type TrajectoryClaim =
-  | { readonly claimed: true }
-  | {
-      readonly claimed: false;
-      /** Why not: another runner's live lease, or the episode ended (or does not exist). */
-      readonly reason: string;
-    };
-
-/** claimTrajectories for one episode, saying why when it is not claimed. */
-export async function claimTrajectory(db: StoreDb, input: ClaimTrajectoryInput): Promise<TrajectoryClaim> {
-  const claim = parseInput(claimTrajectorySchema, input, 'claimTrajectory');
-  const { trajectoryId, ...lease } = claim;
-  const claimed = await claimTrajectories(db, { ...lease, trajectoryIds: [trajectoryId] });
-  if (claimed.length > 0) return { claimed: true };
-  const [held] = await db
-    .select({
-      status: trajectories.status,
-      runner: trajectories.runner,
-      expiresAt: trajectories.leaseExpiresAt,
-    })
-    .from(trajectories)
-    .where(eq(trajectories.id, trajectoryId));
-  if (!held) return { claimed: false, reason: 'it does not exist' };
-  if (held.status !== 'running') return { claimed: false, reason: `it already ended (${held.status})` };
-  return {
-    claimed: false,
-    reason: `${held.runner ?? 'another runner'} holds it until ${held.expiresAt?.toISOString() ?? '?'}`,
-  };
 }
 
 const beatTrajectoriesSchema = trajectoryLeaseSchema.extend({

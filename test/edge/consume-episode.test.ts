@@ -25,11 +25,11 @@ afterAll(async () => {
   await testStore?.close();
 });
 
-/** The real store, except that reading a trajectory fails as if the database were unreachable. */
+/** The real store, except that claiming an episode (its first read) fails as if the database were unreachable. */
 function failingReads(store: Store): Store {
   return {
     ...store,
-    getTrajectory: () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432')),
+    claimTrajectory: () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432')),
   } as unknown as Store;
 }
 

@@ -56,7 +56,7 @@ function mine(ids: readonly { trajectoryId: string }[], fixture: readonly { id: 
 
 describe('claiming an episode', () => {
   it('gives it to one runner when several claim at once; the holder renews, others are told who holds it', async () => {
-    const { trajectories } = await makeGroup(store, { size: 1 });
+    const { task, trajectories } = await makeGroup(store, { size: 1 });
     const id = (trajectories[0] as { id: string }).id;
     const claims = await Promise.all(
       ['a', 'b', 'c', 'd'].map((runner) => store.claimTrajectory({ trajectoryId: id, ...lease(runner) })),
@@ -64,13 +64,21 @@ describe('claiming an episode', () => {
     expect(claims.filter((claim) => claim.claimed)).toHaveLength(1);
     const holder = (await leaseOf(id)).runner as string;
     expect(['a', 'b', 'c', 'd']).toContain(holder);
-    expect(await store.claimTrajectory({ trajectoryId: id, ...lease(holder) })).toEqual({ claimed: true });
+    // The claim brings back the row as it left it, and the episode's task.
+    expect(await store.claimTrajectory({ trajectoryId: id, ...lease(holder) })).toMatchObject({
+      claimed: true,
+      trajectory: { id, runner: holder, status: 'running', turnCount: 0 },
+      task: { id: task.id, input: task.input },
+    });
     const other = holder === 'a' ? 'b' : 'a';
     const refused = await store.claimTrajectory({ trajectoryId: id, ...lease(other) });
     expect(refused).toMatchObject({ claimed: false });
     expect(refused.claimed === false && refused.reason).toContain(holder);
     await expire([id]);
-    expect(await store.claimTrajectory({ trajectoryId: id, ...lease(other) })).toEqual({ claimed: true });
+    expect(await store.claimTrajectory({ trajectoryId: id, ...lease(other) })).toMatchObject({
+      claimed: true,
+      trajectory: { runner: other },
+    });
     expect((await leaseOf(id)).runner).toBe(other);
   });
 
@@ -161,7 +169,7 @@ describe('the sweep', () => {
     const agent = await store.startTrajectory({ groupId: group.id, taskId: task.id });
     const fixture = [delivered, lost, agent];
     // Any runner may claim a waiting slot (its queue message arrived); nobody sweeps one still waiting.
-    expect(await store.claimTrajectory({ trajectoryId: delivered.id, ...lease('consumer') })).toEqual({
+    expect(await store.claimTrajectory({ trajectoryId: delivered.id, ...lease('consumer') })).toMatchObject({
       claimed: true,
     });
     expect(mine((await store.sweepTrajectories({ runner: 's', ...sweepOptions })).taken, fixture)).toEqual(
