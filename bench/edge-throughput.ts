@@ -140,6 +140,30 @@ async function storeCeiling(store: Store, writers: number): Promise<number> {
   return counts.reduce((sum, n) => sum + n, 0) / ((performance.now() - started) / 1000);
 }
 
+/** What the store's statements are, by the kind the counting store gives them (the first words). */
+const statementNames: readonly (readonly [string, string])[] = [
+  ['with recursive advanced as ( update trajectories', 'append (a step)'],
+  ['with claimed as ( update trajectories', 'claim (with the row and task)'],
+  ['with finished as ( update trajectories', 'finish (with the group)'],
+  ['with task as ( select id, env from tasks', 'start group (with its slots)'],
+  ['update "trajectories"', 'bulk claim at dispatch (per group), lease beats'],
+  ['select "id", "policy_id", "version"', 'route lookup (then cached)'],
+  ['select "policy_versions"', 'route lookup (then cached)'],
+  ['insert into "tasks"', 'task upsert (group start)'],
+  ['begin', 'begin (group start)'],
+  ['commit', 'commit (group start)'],
+];
+
+/** The run's round trips per stored turn by statement, largest first, one line each. */
+export function statementLines(run: ThroughputRun): string[] {
+  return [...run.statements]
+    .sort((a, b) => b[1] - a[1])
+    .map(([kind, count]) => {
+      const name = statementNames.find(([prefix]) => kind.startsWith(prefix))?.[1] ?? kind;
+      return `    ${fmt(count / run.storedTurns, 5, 3)}  ${name}`;
+    });
+}
+
 export const throughputHeader =
   'sustained throughput  episodes   turns   turns/s  trips/turn  store ceiling appends/s  ratio   count check';
 
