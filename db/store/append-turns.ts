@@ -28,7 +28,7 @@ import {
 } from './append-rows.ts';
 import { parseInput } from './parse-input.ts';
 import { emptyHistoryDigest, historyEntry } from '../../protocol/history-digest.ts';
-import { type TrajectoryLease, trajectoryLeaseSchema } from './trajectory-leases.ts';
+import { appendLeaseExpiry, type TrajectoryLease, trajectoryLeaseSchema } from './trajectory-leases.ts';
 
 export type { AppendTurnResult } from './append-refusal.ts';
 
@@ -89,7 +89,7 @@ async function insertStep(
   const entries = turns.map((turn) => historyEntry(turn));
   const sum = (value: (turn: Turn) => number) => turns.reduce((total, turn) => total + value(turn), 0);
   const renewal: SQL = lease
-    ? sql`, heartbeat_at = now(), lease_expires_at = now() + ${lease.leaseSeconds}::double precision * interval '1 second'`
+    ? sql`, heartbeat_at = now(), lease_expires_at = ${appendLeaseExpiry(lease.leaseSeconds)}`
     : sql``;
   const heldBy: SQL = lease ? sql` and runner = ${lease.runner}` : sql``;
   // Each turn's history digest (protocol/history-digest.ts) chains from the one before it, so the

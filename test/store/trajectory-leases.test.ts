@@ -1,6 +1,6 @@
 // Episode leases and the sweep (db/store/trajectory-leases.ts, sweep-trajectories.ts): one runner at
-// a time, even when several claim at once; a turn append renews the lease and is refused once the
-// episode was taken over; beats renew only what the runner holds; the sweep takes stale episodes (not
+// a time, even when several claim at once; a turn append renews the lease (unless it was renewed
+// moments ago) and is refused once the episode was taken over; beats renew only what the runner holds; the sweep takes stale episodes (not
 // live ones), counts its takeovers, ends those taken over too often or too old with a reason, and the
 // group completes when the sweep ends its last episode. Leases are expired by SQL, never by waiting.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -123,6 +123,32 @@ describe('turn appends and beats under a lease', () => {
     const { turns, trajectory } = await store.getTrajectory(id);
     expect(turns.map((turn) => turn.index)).toEqual([0, 1]);
     expect(trajectory.status).toBe('running');
+  });
+
+  it('keeps an expiry renewed moments ago on an append, and renews one renewed longer ago', async () => {
+    const { trajectories } = await makeGroup(store, { size: 1 });
+    const id = (trajectories[0] as { id: string }).id;
+    await store.claimTrajectory({ trajectoryId: id, ...lease('r') });
+    const expiry = async () => {
+      const { rows } = await store.sql.query(
+        `select lease_expires_at::text, lease_expires_at > now() + interval '50 seconds' from trajectories where id = $1`,
+        [id],
+      );
+      const [at, long] = rows[0] as [string, boolean];
+      return { at, long };
+    };
+    const claimed = await expiry();
+    // Just claimed for 60 s: the append leaves the expiry as it is (so Postgres can update the row in place).
+    await store.appendTurn(userTurn(id, 0), lease('r'));
+    expect(await expiry()).toEqual(claimed);
+    // As if the last renewal were 20 s old (40 s left, under 0.9 of the lease): the append renews it.
+    await store.sql.query(
+      `update trajectories set lease_expires_at = now() + interval '40 seconds' where id = $1`,
+      [id],
+    );
+    expect((await expiry()).long).toBe(false);
+    await store.appendTurns([userTurn(id, 1), userTurn(id, 2)], lease('r'));
+    expect((await expiry()).long).toBe(true);
   });
 
   it('beats only the episodes the runner still holds', async () => {
