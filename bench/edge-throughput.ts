@@ -156,12 +156,14 @@ const statementNames: readonly (readonly [string, string])[] = [
 
 /** The run's round trips per stored turn by statement, largest first, one line each. */
 export function statementLines(run: ThroughputRun): string[] {
-  return [...run.statements]
+  const byName = new Map<string, number>();
+  for (const [kind, count] of run.statements) {
+    const name = statementNames.find(([prefix]) => kind.startsWith(prefix))?.[1] ?? kind;
+    byName.set(name, (byName.get(name) ?? 0) + count);
+  }
+  return [...byName]
     .sort((a, b) => b[1] - a[1])
-    .map(([kind, count]) => {
-      const name = statementNames.find(([prefix]) => kind.startsWith(prefix))?.[1] ?? kind;
-      return `    ${fmt(count / run.storedTurns, 5, 3)}  ${name}`;
-    });
+    .map(([name, count]) => `    ${fmt(count / run.storedTurns, 5, 3)}  ${name}`);
 }
 
 export const throughputHeader =
