@@ -144,7 +144,8 @@ async function storeCeiling(store: Store, writers: number): Promise<number> {
 const statementNames: readonly (readonly [string, string])[] = [
   ['with recursive advanced as ( update trajectories', 'append (a step)'],
   ['with claimed as ( update trajectories', 'claim (with the row and task)'],
-  ['with finished as ( update trajectories', 'finish (with the group)'],
+  ['with recursive final_step as ( update trajectories', 'last step with the finish (and the group)'],
+  ['with finished as ( update trajectories', 'finish alone (with the group)'],
   ['with task as ( select id, env from tasks', 'start group (with its slots)'],
   ['update "trajectories"', 'bulk claim at dispatch (per group), lease beats'],
   ['select "id", "policy_id", "version"', 'route lookup (then cached)'],

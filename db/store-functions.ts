@@ -5,7 +5,7 @@
 import { abArmOutcomes } from './store/ab-arm-outcomes.ts';
 import { appendConversation } from './store/append-conversation.ts';
 import { appendTurn } from './store/append-turn.ts';
-import { appendTurns } from './store/append-turns.ts';
+import { appendFinalTurns, appendTurns } from './store/append-turns.ts';
 import { claimGroups } from './store/claim-groups.ts';
 import { countClaimableGroups } from './store/count-claimable-groups.ts';
 import { createExperiment } from './store/create-experiment.ts';
@@ -73,6 +73,7 @@ export const storeFunctions = {
   setTrajectoryTools,
   appendTurn,
   appendTurns,
+  appendFinalTurns,
   appendConversation,
   finishTrajectory,
   ingestTrajectories,

@@ -1,8 +1,9 @@
 // Round trips per rollout episode, pinned on the driver (test/support/counting-store.ts): what the
 // queue consumer sends to run one episode of a group, from the claim to the finish, by statement
 // kind. A fresh episode is its claim (which brings the trajectory and its task back), one append per
-// step (the opening messages; each assistant turn with its tool results) and its finish; a resumed
-// one reads its stored turns too. Against the inference double (a perfect multi-hop agent).
+// step (the opening messages; each assistant turn with its tool results) but the last, and the last
+// step written with the finish; a resumed one reads its stored turns too. Against the inference
+// double (a perfect multi-hop agent).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../db/store.ts';
 import { environments } from '../../edge/environments/environments.ts';
@@ -31,7 +32,7 @@ afterAll(async () => {
 
 const claim = 'with claimed as ( update trajectories';
 const append = 'with recursive advanced as ( update trajectories';
-const finish = 'with finished as ( update trajectories';
+const finalStep = 'with recursive final_step as ( update trajectories';
 
 /** The messages of a started multi-hop group of `size`, queued nowhere (the test delivers them). */
 async function queuedGroup(size: number): Promise<EpisodeMessage[]> {
@@ -66,7 +67,7 @@ async function stepsOf(trajectoryId: string): Promise<{ turns: number; steps: nu
 }
 
 describe('a rollout episode', () => {
-  it('costs its claim, one append per step and its finish, nothing else', async () => {
+  it('costs its claim and one write per step, the last with the finish, nothing else', async () => {
     const [message] = (await queuedGroup(2)) as [EpisodeMessage];
     counting.reset();
     const consumed = await consumeEpisode(context(), message, { attempt: 1, maxAttempts: 4 });
@@ -79,12 +80,15 @@ describe('a rollout episode', () => {
     expect(sent).toEqual(
       new Map([
         [claim, 1],
-        [append, steps],
-        [finish, 1],
+        [append, steps - 1],
+        [finalStep, 1],
       ]),
     );
     // Fewer round trips than turns: a step of an assistant turn and its tool results is one.
-    expect(trips).toBe(steps + 2);
+    expect(trips).toBe(steps + 1);
+    const { trajectory } = await store.getTrajectory(message.trajectoryId);
+    expect(trajectory).toMatchObject({ status: 'finished', verifierReward: 1, turnCount: turns });
+    expect(trajectory.leaseExpiresAt).toBeNull();
     expect(trips).toBeLessThan(turns);
   });
 
@@ -115,10 +119,10 @@ describe('a rollout episode', () => {
         [claim, 1],
         ['select "id", "group_id", "env", "task_id", "policy_version_id", "experiment_arm_', 1],
         ['select "trajectory_id", "index", "schema_version", "role", "content", "tool_call', 1],
-        [append, steps - 2],
-        [finish, 1],
+        [append, steps - 3],
+        [finalStep, 1],
       ]),
     );
-    expect(trips).toBe(steps + 2);
+    expect(trips).toBe(steps + 1);
   });
 });

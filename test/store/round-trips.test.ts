@@ -231,6 +231,56 @@ describe('finishing', () => {
     expect((await store.getGroup({ groupId: group.id })).group.status).toBe('complete');
   });
 
+  it("writes an episode's last step with its finish in one round trip, completing the group; a retry is a no-op", async () => {
+    const { group, trajectories } = await makeGroup(store, { size: 2 });
+    const [first, last] = trajectories.map((trajectory) => trajectory.id) as [string, string];
+    const finish = { status: 'finished' as const, verifierReward: 1 };
+    const final = (id: string, runner = 'edge-1') =>
+      store.appendFinalTurns({ turns: [assistantTurn(id, 1)], finish, lease: { runner, leaseSeconds: 60 } });
+    let result: Awaited<ReturnType<typeof final>> | undefined;
+    for (const id of [first, last]) {
+      await store.claimTrajectory({ trajectoryId: id, ...lease });
+      await store.appendTurn(userTurn(id, 0), lease);
+    }
+    expect(await roundTripsOf(counting, async () => (result = await final(first)))).toBe(1);
+    expect(result).toMatchObject({
+      turns: [{ index: 1, created: true }],
+      finished: { groupCompleted: false },
+    });
+    expect(await roundTripsOf(counting, async () => (result = await final(last)))).toBe(1);
+    expect(result?.finished).toMatchObject({ groupCompleted: true, trajectory: { status: 'finished' } });
+    const stored = await store.getTrajectory(last);
+    expect(stored.trajectory).toMatchObject({ turnCount: 2, completionTokenCount: 2, verifierReward: 1 });
+    expect(stored.trajectory.leaseExpiresAt).toBeNull();
+    expect((await store.getGroup({ groupId: group.id })).group).toMatchObject({
+      status: 'complete',
+      endedCount: 2,
+    });
+    // A retry (its answer was lost): the stored turn and the same end are no-ops, and the group is counted once.
+    expect(await final(last)).toMatchObject({
+      turns: [{ created: false }],
+      finished: { groupCompleted: false },
+    });
+    expect((await store.getGroup({ groupId: group.id })).group.endedCount).toBe(2);
+    // Another end, another turn, another runner: refused with the codes of the two calls it stands for.
+    const otherEnd = store.appendFinalTurns({
+      turns: [assistantTurn(last, 1)],
+      finish: { status: 'finished', verifierReward: 0 },
+    });
+    await expect(otherEnd).rejects.toMatchObject({ code: 'trajectory-closed' });
+    const otherTurn = store.appendFinalTurns({
+      turns: [assistantTurn(last, 1, { content: 'other' })],
+      finish,
+    });
+    await expect(otherTurn).rejects.toMatchObject({ code: 'conflict' });
+    const { trajectories: more } = await makeGroup(store, { size: 1 });
+    const taken = (more[0] as { id: string }).id;
+    await store.claimTrajectory({ trajectoryId: taken, runner: 'edge-2', leaseSeconds: 60 });
+    await store.appendTurn(userTurn(taken, 0));
+    await expect(final(taken)).rejects.toMatchObject({ code: 'lease-lost' });
+    expect((await store.getTrajectory(taken)).trajectory).toMatchObject({ status: 'running', turnCount: 1 });
+  });
+
   it('completes a group exactly once when its last trajectories finish at the same time', async () => {
     for (let round = 0; round < 10; round++) {
       const { group, trajectories } = await makeGroup(store, { size: 3 });
