@@ -4,75 +4,49 @@
 // step (the opening messages; each assistant turn with its tool results) but the last, and the last
 // step written with the finish; a resumed one reads its stored turns too. Against the inference
 // double (a perfect multi-hop agent).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Store } from '../../db/store.ts';
+import { describe, expect, it } from 'vitest';
 import { environments } from '../../edge/environments/environments.ts';
 import { OpenAIPolicyClient } from '../../edge/policy/openai-policy-client.ts';
 import { consumeEpisode } from '../../edge/rollouts/consume-episode.ts';
 import type { EpisodeEvent } from '../../edge/episode/episode-events.ts';
 import type { EpisodeMessage } from '../../edge/rollouts/episode-message.ts';
-import { startRollout } from '../../edge/rollouts/start-rollout.ts';
-import { type InferenceDouble, startInferenceDouble } from '../edge/support/inference-double.ts';
+import { queuedRollout } from '../edge/support/queued-rollout.ts';
 import { testRunner } from '../edge/support/test-runner.ts';
-import { type CountingStore, openCountingStore } from '../support/counting-store.ts';
+import { useCountingSetup } from '../support/counting-setup.ts';
 
-let counting: CountingStore;
-let store: Store;
-let inference: InferenceDouble;
-
-beforeAll(async () => {
-  counting = await openCountingStore();
-  store = counting.store;
-  inference = await startInferenceDouble();
-});
-afterAll(async () => {
-  await counting?.close();
-  await inference?.close();
-});
+const setup = useCountingSetup();
 
 const claim = 'with claimed as ( update trajectories';
 const append = 'with recursive advanced as ( update trajectories';
 const finalStep = 'with recursive final_step as ( update trajectories';
 
 /** The messages of a started multi-hop group of `size`, queued nowhere (the test delivers them). */
-async function queuedGroup(size: number): Promise<EpisodeMessage[]> {
-  const messages: EpisodeMessage[] = [];
-  await startRollout(
-    {
-      store,
-      environments,
-      dispatcher: { dispatch: async (batch) => void messages.push(...batch) },
-      defaultModel: 'tiny-base',
-      awaitRunnerSeconds: 60,
-    },
-    { env: 'multi-hop', groupSize: size, taskSeed: 17 },
-  );
-  return messages;
-}
+const queuedGroup = (size: number) =>
+  queuedRollout(setup.store, { env: 'multi-hop', groupSize: size, taskSeed: 17 });
 
-function context(runnerStore: Store = store) {
+function context() {
   return {
-    store: runnerStore,
-    runner: testRunner(store),
+    store: setup.store,
+    runner: testRunner(setup.store),
     environments,
-    policy: new OpenAIPolicyClient({ baseUrl: inference.baseUrl }),
+    policy: new OpenAIPolicyClient({ baseUrl: setup.inference.baseUrl }),
     deps: { sleep: async () => {} },
   };
 }
 
 /** Steps the stored episode was written in: the opening, then one per assistant turn. */
 async function stepsOf(trajectoryId: string): Promise<{ turns: number; steps: number }> {
-  const { turns } = await store.getTrajectory(trajectoryId);
+  const { turns } = await setup.store.getTrajectory(trajectoryId);
   return { turns: turns.length, steps: 1 + turns.filter((turn) => turn.role === 'assistant').length };
 }
 
 describe('a rollout episode', () => {
   it('costs its claim and one write per step, the last with the finish, nothing else', async () => {
     const [message] = (await queuedGroup(2)) as [EpisodeMessage];
-    counting.reset();
+    setup.counting.reset();
     const consumed = await consumeEpisode(context(), message, { attempt: 1, maxAttempts: 4 });
-    const sent = new Map(counting.statements());
-    const trips = counting.roundTrips();
+    const sent = new Map(setup.counting.statements());
+    const trips = setup.counting.roundTrips();
     expect(consumed).toMatchObject({ ack: true, outcome: { kind: 'ran', status: 'finished' } });
     const { turns, steps } = await stepsOf(message.trajectoryId);
     // multi-hop: the opening (system, user) and at least two tool-calling steps before the answer.
@@ -86,7 +60,7 @@ describe('a rollout episode', () => {
     );
     // Fewer round trips than turns: a step of an assistant turn and its tool results is one.
     expect(trips).toBe(steps + 1);
-    const { trajectory } = await store.getTrajectory(message.trajectoryId);
+    const { trajectory } = await setup.store.getTrajectory(message.trajectoryId);
     expect(trajectory).toMatchObject({ status: 'finished', verifierReward: 1, turnCount: turns });
     expect(trajectory.leaseExpiresAt).toBeNull();
     expect(trips).toBeLessThan(turns);
@@ -105,12 +79,12 @@ describe('a rollout episode', () => {
       { attempt: 1, maxAttempts: 4 },
     );
     expect(first).toMatchObject({ ack: true, outcome: { kind: 'skipped' } });
-    const before = (await store.getTrajectory(message.trajectoryId)).turns.length;
+    const before = (await setup.store.getTrajectory(message.trajectoryId)).turns.length;
     expect(before).toBeGreaterThan(0);
-    counting.reset();
+    setup.counting.reset();
     const second = await consumeEpisode(context(), message, { attempt: 1, maxAttempts: 4 });
-    const sent = new Map(counting.statements());
-    const trips = counting.roundTrips();
+    const sent = new Map(setup.counting.statements());
+    const trips = setup.counting.roundTrips();
     expect(second).toMatchObject({ ack: true, outcome: { kind: 'ran', status: 'finished', resumed: true } });
     const { steps } = await stepsOf(message.trajectoryId);
     // The opening and the first step were stored; getTrajectory reads the row and its turns.

@@ -2,7 +2,7 @@
 // statement sent, BEGIN and COMMIT included): a recorded step, a started group, a finished trajectory.
 // Also the race of two writers at one index on the same trajectory (real concurrency on the server,
 // where the pool runs them on separate connections; serialised in the embedded store).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { isStoreError } from '../../db/errors.ts';
 import type { Store } from '../../db/store.ts';
 import { ApiError } from '../../edge/http/api-error.ts';
@@ -10,22 +10,18 @@ import { type ProxyContext, recordChatCompletion } from '../../edge/proxy/record
 import { TrajectoryHeads } from '../../edge/proxy/trajectory-heads.ts';
 import { RouteCache } from '../../edge/routing/route-cache.ts';
 import type { TurnInput } from '../../protocol/turn.ts';
-import { type InferenceDouble, startInferenceDouble } from '../edge/support/inference-double.ts';
-import { type CountingStore, openCountingStore, roundTripsOf } from '../support/counting-store.ts';
+import type { InferenceDouble } from '../edge/support/inference-double.ts';
+import { useCountingSetup } from '../support/counting-setup.ts';
+import { type CountingStore, roundTripsOf } from '../support/counting-store.ts';
 import { assistantTurn, makeGroup, uniqueName, userTurn } from '../support/fixtures.ts';
 
+const setup = useCountingSetup();
 let counting: CountingStore;
 let store: Store;
 let inference: InferenceDouble;
 
-beforeAll(async () => {
-  counting = await openCountingStore();
-  store = counting.store;
-  inference = await startInferenceDouble();
-});
-afterAll(async () => {
-  await counting?.close();
-  await inference?.close();
+beforeAll(() => {
+  ({ counting, store, inference } = setup);
 });
 
 async function startOne(): Promise<string> {
