@@ -19,6 +19,8 @@ export interface ThroughputRun {
   readonly episodes: number;
   readonly seconds: number;
   readonly roundTrips: number;
+  /** Those round trips by statement kind (test/support/counting-store.ts' statementKind). */
+  readonly statements: ReadonlyMap<string, number>;
   /** Sum of the `turns` each episode-end event gave. */
   readonly expectedTurns: number;
   /** turn-end events. */
@@ -60,6 +62,7 @@ export async function measureThroughput(
   const trajectoryIds: string[] = [];
   let seconds: number;
   let roundTrips: number;
+  let statements: ReadonlyMap<string, number>;
   try {
     counting.reset();
     const started = performance.now();
@@ -87,6 +90,7 @@ export async function measureThroughput(
     await edge.queue.idle();
     seconds = (performance.now() - started) / 1000;
     roundTrips = counting.roundTrips();
+    statements = new Map(counting.statements());
   } finally {
     await edge.close();
   }
@@ -103,6 +107,7 @@ export async function measureThroughput(
     episodes: trajectoryIds.length,
     seconds,
     roundTrips,
+    statements,
     expectedTurns,
     reportedTurns,
     storedTurns: stored?.total ?? 0,
@@ -133,6 +138,33 @@ async function storeCeiling(store: Store, writers: number): Promise<number> {
     }),
   );
   return counts.reduce((sum, n) => sum + n, 0) / ((performance.now() - started) / 1000);
+}
+
+/** What the store's statements are, by the kind the counting store gives them (the first words). */
+const statementNames: readonly (readonly [string, string])[] = [
+  ['with recursive advanced as ( update trajectories', 'append (a step)'],
+  ['with claimed as ( update trajectories', 'claim (with the row and task)'],
+  ['with recursive final_step as ( update trajectories', 'last step with the finish (and the group)'],
+  ['with finished as ( update trajectories', 'finish alone (with the group)'],
+  ['with task as ( select id, env from tasks', 'start group (with its slots)'],
+  ['update "trajectories"', 'bulk claim at dispatch (per group), lease beats'],
+  ['select "id", "policy_id", "version"', 'route lookup (then cached)'],
+  ['select "policy_versions"', 'route lookup (then cached)'],
+  ['insert into "tasks"', 'task upsert (group start)'],
+  ['begin', 'begin (group start)'],
+  ['commit', 'commit (group start)'],
+];
+
+/** The run's round trips per stored turn by statement, largest first, one line each. */
+export function statementLines(run: ThroughputRun): string[] {
+  const byName = new Map<string, number>();
+  for (const [kind, count] of run.statements) {
+    const name = statementNames.find(([prefix]) => kind.startsWith(prefix))?.[1] ?? kind;
+    byName.set(name, (byName.get(name) ?? 0) + count);
+  }
+  return [...byName]
+    .sort((a, b) => b[1] - a[1])
+    .map(([name, count]) => `    ${fmt(count / run.storedTurns, 5, 3)}  ${name}`);
 }
 
 export const throughputHeader =

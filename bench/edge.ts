@@ -4,7 +4,8 @@
 //    endpoint, paired call by call, median / p90 / p95; and the store round trips per turn it spends.
 // 2. Sustained turns per second with 1, 8, 64 (and on a server 1,000) episodes running at once
 //    (bench/edge-throughput.ts), beside the store's bare appendTurn ceiling, with round trips per turn
-//    and the count check (turns the episodes counted, reported and stored; every episode finished).
+//    and the count check (turns the episodes counted, reported and stored; every episode finished);
+//    then each run's round trips per turn by statement (claim, append, finish, group start, …).
 // The inference endpoint is the test double (a perfect multi-hop agent that answers at once) in a
 // child process, so the figures are the edge's and the store's, not a model's. The store's driver
 // counts its statements (test/support/counting-store.ts). Store: in-memory PGlite, or DATABASE_URL
@@ -17,7 +18,7 @@ import { storeConfigFromEnv } from '../db/drivers/store-config.ts';
 import { openCountingStoreAt } from '../test/support/counting-store.ts';
 import { startInferenceDouble } from '../test/edge/support/inference-double.ts';
 import { measureLatency, printLatency } from './edge-latency.ts';
-import { measureThroughput, throughputHeader, throughputLine } from './edge-throughput.ts';
+import { measureThroughput, statementLines, throughputHeader, throughputLine } from './edge-throughput.ts';
 
 /** Episodes per throughput run: enough for the queue to stay full for a while; 1,000 at once is one wave. */
 const episodesFor = (concurrency: number) =>
@@ -63,9 +64,15 @@ async function main(): Promise<void> {
     printLatency(await measureLatency(counting, inferenceUrl, calls as number), write);
     write('');
     write(throughputHeader);
+    const runs = [];
     for (const concurrency of concurrencies) {
       const run = await measureThroughput(counting, inferenceUrl, concurrency, episodesFor(concurrency));
       write(throughputLine(run));
+      runs.push(run);
+    }
+    for (const run of runs) {
+      write(`\nround trips per stored turn by statement, ${run.concurrency} concurrent:`);
+      for (const line of statementLines(run)) write(line);
     }
   } finally {
     await counting.close();

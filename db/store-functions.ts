@@ -5,7 +5,7 @@
 import { abArmOutcomes } from './store/ab-arm-outcomes.ts';
 import { appendConversation } from './store/append-conversation.ts';
 import { appendTurn } from './store/append-turn.ts';
-import { appendTurns } from './store/append-turns.ts';
+import { appendFinalTurns, appendTurns } from './store/append-turns.ts';
 import { claimGroups } from './store/claim-groups.ts';
 import { countClaimableGroups } from './store/count-claimable-groups.ts';
 import { createExperiment } from './store/create-experiment.ts';
@@ -54,12 +54,8 @@ import { commitTrainingCycle, recordPublishFailure } from './store/training-cycl
 import { finishTrainingRun, recordTrainingStep, startTrainingRun } from './store/training-runs.ts';
 import { trainingRunSteps } from './store/training-run-steps.ts';
 import { sweepTrajectories } from './store/sweep-trajectories.ts';
-import {
-  beatTrajectories,
-  claimTrajectories,
-  claimTrajectory,
-  releaseTrajectories,
-} from './store/trajectory-leases.ts';
+import { claimTrajectory } from './store/claim-trajectory.ts';
+import { beatTrajectories, claimTrajectories, releaseTrajectories } from './store/trajectory-leases.ts';
 import { turnsAfter } from './store/turns-after.ts';
 import { upsertTask, upsertTasks } from './store/upsert-tasks.ts';
 import { versionSplitRewards } from './store/version-split-rewards.ts';
@@ -77,6 +73,7 @@ export const storeFunctions = {
   setTrajectoryTools,
   appendTurn,
   appendTurns,
+  appendFinalTurns,
   appendConversation,
   finishTrajectory,
   ingestTrajectories,

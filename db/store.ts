@@ -28,6 +28,7 @@ export { scorableStatuses } from './store/group-transitions.ts';
 export type { PublicationRow, ServingReplicas } from './store/publications.ts';
 export type { SweepResult, SweepScope, SweptEpisode } from './store/sweep-trajectories.ts';
 export { sweepScopes } from './store/sweep-trajectories.ts';
+export type { TrajectoryClaim } from './store/claim-trajectory.ts';
 export type { TrajectoryLease } from './store/trajectory-leases.ts';
 export type { VersionSplitReward } from './store/version-split-rewards.ts';
 

@@ -26,11 +26,22 @@ import {
   turnRecord,
   turnRecordColumns,
 } from './append-rows.ts';
+import {
+  type FinishTrajectoryInput,
+  type FinishTrajectoryResult,
+  finishAssignments,
+  finishedRow,
+  finishTrajectory,
+  groupCompletion,
+  parseFinish,
+} from './finish-trajectory.ts';
 import { parseInput } from './parse-input.ts';
 import { emptyHistoryDigest, historyEntry } from '../../protocol/history-digest.ts';
-import { type TrajectoryLease, trajectoryLeaseSchema } from './trajectory-leases.ts';
+import { appendLeaseExpiry, type TrajectoryLease, trajectoryLeaseSchema } from './trajectory-leases.ts';
 
 export type { AppendTurnResult } from './append-refusal.ts';
+
+type ParsedFinish = ReturnType<typeof parseFinish>;
 
 /**
  * Appends consecutive turns of one trajectory, all or none. A refused batch whose leading turns are
@@ -45,6 +56,48 @@ export async function appendTurns(
   const turns = parseTurnBatch(inputs);
   const lease = leaseInput ? parseInput(trajectoryLeaseSchema, leaseInput, 'lease') : undefined;
   return appendParsed(db, turns, lease);
+}
+
+export interface FinalTurnsInput {
+  /** The episode's last step: consecutive turns of one trajectory, possibly none. */
+  readonly turns: readonly TurnInput[];
+  /** How the trajectory ends (finishTrajectory's input without the trajectory and runner). */
+  readonly finish: Omit<FinishTrajectoryInput, 'trajectoryId' | 'runner'>;
+  /** The runner's lease: refused (`lease-lost`) when another runner holds the episode. */
+  readonly lease?: TrajectoryLease;
+}
+
+export interface FinalTurnsResult {
+  readonly turns: AppendTurnResult[];
+  readonly finished: FinishTrajectoryResult;
+}
+
+/**
+ * An episode's last step and its end in ONE statement: the append's UPDATE also ends the trajectory
+ * and its group counts it, as finishTrajectory does. Refused (a retry after a lost answer, a runner
+ * taken over, a closed trajectory), it does what the two calls would: appendTurns, which explains
+ * the refusal (a repeat of stored turns is a no-op), then finishTrajectory (a repeated finish is too).
+ */
+export async function appendFinalTurns(db: StoreDb, input: FinalTurnsInput): Promise<FinalTurnsResult> {
+  const turns = input.turns.length > 0 ? parseTurnBatch(input.turns) : [];
+  const lease = input.lease ? parseInput(trajectoryLeaseSchema, input.lease, 'lease') : undefined;
+  const first = turns[0];
+  if (!first) throw new StoreError('validation', 'turns: the last step needs at least one turn');
+  const finishInput: FinishTrajectoryInput = {
+    ...input.finish,
+    trajectoryId: first.trajectoryId,
+    ...(lease ? { runner: lease.runner } : {}),
+  };
+  const finish = parseFinish(finishInput);
+  const ended = await insertStep(db, turns, lease, finish);
+  if (ended) {
+    return {
+      turns: turns.map((turn) => ({ trajectoryId: turn.trajectoryId, index: turn.index, created: true })),
+      finished: ended,
+    };
+  }
+  const appended = await appendParsed(db, turns, lease);
+  return { turns: appended, finished: await finishTrajectory(db, finishInput) };
 }
 
 /** A statement that raced a concurrent change may be retried this often before giving up. */
@@ -77,20 +130,39 @@ async function appendParsed(
   }
 }
 
-/** The one statement. True when it appended every turn; false when the trajectory's state refused it. */
+/**
+ * The one statement. True when it appended every turn; false when the trajectory's state refused it.
+ * With `finish`, the same UPDATE also ends the trajectory and the group counts it (finish-trajectory.ts):
+ * then the result is the ended row, or undefined when refused.
+ */
 async function insertStep(
   db: StoreDb,
   turns: readonly Turn[],
   lease: TrajectoryLease | undefined,
-): Promise<boolean> {
+): Promise<boolean>;
+async function insertStep(
+  db: StoreDb,
+  turns: readonly Turn[],
+  lease: TrajectoryLease | undefined,
+  finish: ParsedFinish,
+): Promise<FinishTrajectoryResult | undefined>;
+async function insertStep(
+  db: StoreDb,
+  turns: readonly Turn[],
+  lease: TrajectoryLease | undefined,
+  finish?: ParsedFinish,
+): Promise<boolean | FinishTrajectoryResult | undefined> {
   const first = turns[0] as Turn;
   const rows = turns.map((turn) => turnRecord(turn));
   // The history entry is of the turn as given, not of its escaped row: the digest covers the text.
   const entries = turns.map((turn) => historyEntry(turn));
   const sum = (value: (turn: Turn) => number) => turns.reduce((total, turn) => total + value(turn), 0);
-  const renewal: SQL = lease
-    ? sql`, heartbeat_at = now(), lease_expires_at = now() + ${lease.leaseSeconds}::double precision * interval '1 second'`
-    : sql``;
+  // Ending it drops the lease (finishAssignments); otherwise the runner's is renewed.
+  const renewal: SQL = finish
+    ? sql`, ${finishAssignments(finish)}`
+    : lease
+      ? sql`, heartbeat_at = now(), lease_expires_at = ${appendLeaseExpiry(lease.leaseSeconds)}`
+      : sql``;
   const heldBy: SQL = lease ? sql` and runner = ${lease.runner}` : sql``;
   // Each turn's history digest (protocol/history-digest.ts) chains from the one before it, so the
   // statement computes the chain itself from the stored digest of the turn before the first: the
@@ -116,22 +188,33 @@ async function insertStep(
       where chain.position < ${turns.length}::int
     )`;
   // No RETURNING from the INSERT: when the UPDATE matched, every row is inserted or the statement fails.
+  // The UPDATE's name tells a final step's statement from a step's (in the counting test store too).
+  const updated = sql.raw(finish ? 'final_step' : 'advanced');
+  const completion = groupCompletion('final_step');
   const statement = sql`
-    with recursive advanced as (
+    with recursive ${updated} as (
       update trajectories set
         turn_count = turn_count + ${turns.length}::int,
         prompt_token_count = prompt_token_count + ${sum((turn) => turn.promptTokenCount ?? 0)}::bigint,
         completion_token_count = completion_token_count + ${sum((turn) => turn.completionTokenIds?.length ?? 0)}::bigint,
         latency_ms = latency_ms + ${sum((turn) => turn.latencyMs ?? 0)}::double precision${renewal}
       where id = ${first.trajectoryId}::uuid and status = 'running' and turn_count = ${first.index}::int${heldBy}
-      returning id
+      returning ${finish ? sql`*` : sql`id`}
     ), ${chain}, inserted as (
       insert into turns (${insertedTurnColumns})
-      select advanced.id, ${recordColumns}, chain.digest
-      from advanced cross join jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(${turnRecordColumns(false)})
+      select ${updated}.id, ${recordColumns}, chain.digest
+      from ${updated} cross join jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(${turnRecordColumns(false)})
       join chain on chain.position = r.index - ${first.index - 1}::int
-    )
-    select count(*)::int as appended from advanced`;
+    )${finish ? sql`, ${completion.cte}` : sql``}
+    ${finish ? sql`select final_step.*, ${completion.column} from final_step` : sql`select count(*)::int as appended from advanced`}`;
+  if (finish) {
+    try {
+      const [row] = rowsOf<Record<string, unknown>>(await executeNamed(db, statement));
+      return row ? finishedRow(row) : undefined;
+    } catch (error) {
+      throw turnExistsError(error, first);
+    }
+  }
   let appended: number;
   try {
     const [row] = rowsOf<{ appended: number }>(await executeNamed(db, statement));

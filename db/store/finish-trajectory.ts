@@ -40,43 +40,68 @@ export interface FinishTrajectoryResult {
   readonly groupCompleted: boolean;
 }
 
-export async function finishTrajectory(
-  db: StoreDb,
-  input: FinishTrajectoryInput,
-): Promise<FinishTrajectoryResult> {
+/** The checked input, its error reason made storable (a message, not data: shown, not refused). */
+export function parseFinish(input: FinishTrajectoryInput): z.output<typeof finishTrajectorySchema> {
   const parsed = parseInput(finishTrajectorySchema, input, 'finishTrajectory', { keepText: ['errorReason'] });
   // The reason is a message (a verifier's error may quote the model's answer): shown, not refused.
-  const finish =
-    parsed.errorReason === undefined
-      ? parsed
-      : { ...parsed, errorReason: storableMessage(parsed.errorReason) };
-  const heldBy: SQL = finish.runner !== undefined ? sql` and runner = ${finish.runner}` : sql``;
-  const statement = sql`
-    with finished as (
-      update trajectories set
-        status = ${finish.status}, verifier_reward = ${finish.verifierReward ?? null}::double precision,
+  return parsed.errorReason === undefined
+    ? parsed
+    : { ...parsed, errorReason: storableMessage(parsed.errorReason) };
+}
+
+/** The assignments that end a trajectory row, for an UPDATE's SET (this file's, and a final step's). */
+export function finishAssignments(finish: z.output<typeof finishTrajectorySchema>): SQL {
+  return sql`status = ${finish.status}, verifier_reward = ${finish.verifierReward ?? null}::double precision,
         error_reason = ${finish.errorReason ?? null}::text, finished_at = now(),
         -- An ended episode holds no lease; runner stays, to say who ran it last.
         lease_expires_at = null,
-        metadata = metadata || ${JSON.stringify(finish.metadata ?? {})}::jsonb
-      where id = ${finish.trajectoryId}::uuid and status = 'running'${heldBy}
-      returning *
-    ), counted as (
+        metadata = metadata || ${JSON.stringify(finish.metadata ?? {})}::jsonb`;
+}
+
+/**
+ * The CTE `counted` that counts the trajectory the CTE named `source` ended (returning its group_id)
+ * in its group, completing the group when it is the last (the recheck above); and the statement's
+ * result column after the ended row: `group_completed`.
+ */
+export function groupCompletion(source: 'finished' | 'final_step') {
+  const ended = sql.raw(source);
+  return {
+    cte: sql`counted as (
       update rollout_groups g set
         ended_count = g.ended_count + 1,
         status = case when g.status = 'running' and g.ended_count + 1 >= g.size then 'complete' else g.status end,
         completed_at = case when g.status = 'running' and g.ended_count + 1 >= g.size then now() else g.completed_at end
-      from finished where g.id = finished.group_id
+      from ${ended} where g.id = ${ended}.group_id
       returning g.status = 'complete' and g.completed_at = now() and g.ended_count = g.size as completed
-    )
-    select finished.*, coalesce((select completed from counted), false) as group_completed from finished`;
+    )`,
+    column: sql`coalesce((select completed from counted), false) as group_completed`,
+  };
+}
+
+/** A row of a statement ending a trajectory (`ended.*` and `group_completed`), as the result. */
+export function finishedRow(row: Record<string, unknown>): FinishTrajectoryResult {
+  return {
+    trajectory: fromTrajectoryRow(rowOf(trajectories, row)),
+    groupCompleted: row.group_completed === true,
+  };
+}
+
+export async function finishTrajectory(
+  db: StoreDb,
+  input: FinishTrajectoryInput,
+): Promise<FinishTrajectoryResult> {
+  const finish = parseFinish(input);
+  const heldBy: SQL = finish.runner !== undefined ? sql` and runner = ${finish.runner}` : sql``;
+  const completion = groupCompletion('finished');
+  const statement = sql`
+    with finished as (
+      update trajectories set ${finishAssignments(finish)}
+      where id = ${finish.trajectoryId}::uuid and status = 'running'${heldBy}
+      returning *
+    ), ${completion.cte}
+    select finished.*, ${completion.column} from finished`;
   const [row] = rowsOf<Record<string, unknown>>(await db.execute(statement));
-  if (row) {
-    return {
-      trajectory: fromTrajectoryRow(rowOf(trajectories, row)),
-      groupCompleted: row.group_completed === true,
-    };
-  }
+  if (row) return finishedRow(row);
   const [stored] = await db.select().from(trajectories).where(eq(trajectories.id, finish.trajectoryId));
   if (!stored) throw new StoreError('not-found', `trajectory ${finish.trajectoryId} does not exist`);
   const repeated =

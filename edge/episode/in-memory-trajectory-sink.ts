@@ -65,7 +65,10 @@ export class InMemoryTrajectorySink implements TrajectorySink {
     turns.set(input.index, parsed.data);
   }
 
-  async finish(end: TrajectoryEnd): Promise<void> {
+  async finish(end: TrajectoryEnd, turns: readonly TurnInput[] = []): Promise<void> {
+    // The store writes the step and the end in one statement; here the step is appended first, and a
+    // retry after a finish fault repeats it (a no-op), as the store's fallback does.
+    if (turns.length > 0) await this.appendTurns(turns);
     this.#finishAttempts += 1;
     const fault = this.#faults.finish?.(end, this.#finishAttempts);
     if (fault) throw fault;

@@ -1,5 +1,6 @@
 // The episode loop: ask the policy, run the tools it calls, feed the results back, until an answer
-// or the turn limit; write every turn as soon as it exists; finish with the verifier's reward.
+// or the turn limit; write every step as soon as it is complete (the last one with the finish, in one
+// write); finish with the verifier's reward.
 // A small state machine over TurnOutcome. No HTTP framework or database here: the policy client and
 // the trajectory sink are injected, so it runs alike in workerd, in Node and in tests.
 import type { ChatMessage, ToolCall } from '../../protocol/chat.ts';
@@ -73,6 +74,8 @@ interface Episode<TTask extends EnvironmentTask> {
   readonly stopRules: readonly StopRule[];
   readonly messages: ChatMessage[];
   assistantTurns: number;
+  /** The last step, in `messages` but not yet written: it is written with the finish (end). */
+  lastStep: TurnInput[] | undefined;
 }
 
 const realDeps: EpisodeDeps = { sleep: realSleep, random: Math.random, now: () => performance.now() };
@@ -113,6 +116,7 @@ function prepare<TTask extends EnvironmentTask>(options: RunEpisodeOptions<TTask
     stopRules: options.stopRules ?? defaultStopRules,
     messages: [],
     assistantTurns: 0,
+    lastStep: undefined,
   };
 }
 
@@ -175,15 +179,23 @@ async function takeTurn<TTask extends EnvironmentTask>(episode: Episode<TTask>):
     attempts: asked.attempts,
     recordedBy: 'episode',
   });
-  // The step (this turn and its tool results) is written at once, when its tools are done: one
-  // round trip. An edge that dies mid-step loses only the unwritten step, which a resume asks again.
-  const toolFailed = await runToolCalls(episode, message.tool_calls ?? [], [{ message, extra: turn }]);
-  if (toolFailed) return toolFailed;
-  return firstStop(episode.stopRules, {
+  // Whether this step ends the episode depends on the turn alone, not on its tool results.
+  const stop = firstStop(episode.stopRules, {
     assistantTurns: episode.assistantTurns,
     maxTurns: options.environment.maxTurns,
     response: asked.response,
   });
+  // The step (this turn and its tool results) is written at once, when its tools are done: one
+  // round trip, or none of its own when it is the last (written with the finish). An edge that dies
+  // mid-step loses only the unwritten step, which a resume asks again.
+  const toolFailed = await runToolCalls(
+    episode,
+    message.tool_calls ?? [],
+    [{ message, extra: turn }],
+    stop.kind !== 'continue',
+  );
+  if (toolFailed) return toolFailed;
+  return stop;
 }
 
 /**
@@ -222,12 +234,14 @@ async function resumeAfter<TTask extends EnvironmentTask>(
 
 /**
  * Runs the calls in order and writes their tool turns after `leading` (the assistant turn that made
- * them, when it is not stored yet) in one append. A cancelled step still writes what it has.
+ * them, when it is not stored yet) in one append, or keeps them for the finish when `last`. A
+ * cancelled step still writes what it has.
  */
 async function runToolCalls<TTask extends EnvironmentTask>(
   episode: Episode<TTask>,
   calls: readonly ToolCall[],
   leading: readonly StepEntry[] = [],
+  last = false,
 ): Promise<EndOutcome | undefined> {
   const { options, deps } = episode;
   const step: StepEntry[] = [...leading];
@@ -265,7 +279,7 @@ async function runToolCalls<TTask extends EnvironmentTask>(
       },
     });
   }
-  return record(episode, step);
+  return record(episode, step, last);
 }
 
 /** A message of a step and the turn fields it is written with. */
@@ -276,11 +290,13 @@ interface StepEntry {
 
 /**
  * Writes a step's turns in one append (retried: appends are idempotent by index), then takes its
- * messages as the episode's. Returns an error outcome when the store cannot take them.
+ * messages as the episode's. Returns an error outcome when the store cannot take them. The `last`
+ * step is taken as the episode's at once (the verifier reads it) and written with the finish.
  */
 async function record<TTask extends EnvironmentTask>(
   episode: Episode<TTask>,
   step: readonly StepEntry[],
+  last = false,
 ): Promise<EndOutcome | undefined> {
   if (step.length === 0) return undefined;
   const { sink } = episode.options;
@@ -292,6 +308,11 @@ async function record<TTask extends EnvironmentTask>(
     content: message.content,
     ...extra,
   }));
+  if (last) {
+    episode.messages.push(...step.map(({ message }) => message));
+    episode.lastStep = turns;
+    return undefined;
+  }
   const written = await withRetries(() => sink.appendTurns(turns), {
     policy: episode.settings.retry,
     deps: episode.deps,
@@ -321,17 +342,22 @@ async function end<TTask extends EnvironmentTask>(
     capabilities: episode.capabilities,
     signal: options.signal ?? new AbortController().signal,
   });
-  const finished = await withRetries(() => options.sink.finish(closing), {
+  const lastStep = episode.lastStep ?? [];
+  const finished = await withRetries(() => options.sink.finish(closing, lastStep), {
     policy: episode.settings.retry,
     deps: episode.deps,
     isRetryable: () => true,
   });
   if (!finished.ok) {
-    // The stored trajectory stays `running`; the store's own sweep has to close it.
+    // The stored trajectory stays `running`; the store's own sweep has to close it. Its last step
+    // was not written with it: a resume asks for it again.
+    episode.messages.splice(episode.messages.length - lastStep.length);
     closing = {
       status: 'error',
       errorReason: `store: trajectory not finished: ${errorMessage(finished.error)}`,
     };
+  } else {
+    for (const turn of lastStep) emit(episode, { type: 'turn-end', trajectoryId: turn.trajectoryId, turn });
   }
   const result: EpisodeResult = {
     trajectoryId: options.sink.trajectoryId,

@@ -12,7 +12,8 @@
 // carries on from the stored turns); while it runs, its turns and the keeper's beats renew the lease.
 import { formatIssues } from '../../protocol/format-issues.ts';
 import { isStoreError } from '../../db/errors.ts';
-import type { Store } from '../../db/store.ts';
+import type { Task } from '../../db/schema/tasks.ts';
+import type { Store, TrajectoryClaim } from '../../db/store.ts';
 import { jsonEqual } from '../../protocol/canonical-json.ts';
 import type { Capabilities } from '../environments/capabilities.ts';
 import type { Environment, EnvironmentTask } from '../environments/environment.ts';
@@ -74,7 +75,8 @@ export async function runQueuedEpisode(
   if (!parsed.success) return { kind: 'skipped', reason: `invalid message: ${formatIssues(parsed.error)}` };
   const { store, runner } = context;
   const { trajectoryId } = parsed.data;
-  // Claimed before its turns are read, so no other runner appends after the read.
+  // Claimed before its turns are read, so no other runner appends after the read. The claim brings
+  // the trajectory and its task back with it (one round trip).
   const claim = await store.claimTrajectory({
     trajectoryId,
     runner: runner.name,
@@ -87,7 +89,7 @@ export async function runQueuedEpisode(
   const lost = new AbortController();
   runner.keeper.hold(trajectoryId, runner.name, (reason) => lost.abort(new Error(reason)));
   try {
-    return await runClaimed(context, trajectoryId, lost.signal);
+    return await runClaimed(context, claim, lost.signal);
   } finally {
     runner.keeper.letGo(trajectoryId);
   }
@@ -95,15 +97,20 @@ export async function runQueuedEpisode(
 
 async function runClaimed(
   context: EpisodeRunnerContext,
-  trajectoryId: string,
+  claim: Extract<TrajectoryClaim, { claimed: true }>,
   lost: AbortSignal,
 ): Promise<QueuedEpisodeOutcome> {
   const { store, runner } = context;
-  const { trajectory, turns } = await store.getTrajectory(trajectoryId);
+  const trajectoryId = claim.trajectory.id;
+  // A fresh episode has no turns to read; a resumed one reads them now that no one else appends.
+  const { trajectory, turns } =
+    claim.trajectory.turnCount > 0
+      ? await store.getTrajectory(trajectoryId)
+      : { trajectory: claim.trajectory, turns: [] };
   if (trajectory.status !== 'running') {
     return { kind: 'skipped', reason: `trajectory ${trajectoryId} already ended (${trajectory.status})` };
   }
-  const setup = await prepare(context, trajectory);
+  const setup = prepare(context, trajectory, claim.task);
   if (typeof setup === 'string') return failSetup(store, trajectoryId, setup);
   const resumed = turns.length > 0;
   // The episode is offered the tools of the code running it: if they changed since its rollout
@@ -161,13 +168,15 @@ interface Setup {
 }
 
 /**
- * What the episode needs from the store, or the reason it cannot run (a string). The stored task is
- * JSON from another process: it is checked against the environment here, the one place it is read.
+ * What the episode needs from its claimed row and task, or the reason it cannot run (a string). The
+ * stored task is JSON from another process: it is checked against the environment here, the one place
+ * it is read.
  */
-async function prepare(
+function prepare(
   context: EpisodeRunnerContext,
   trajectory: TrajectoryRouteRow & { env: string; taskId: string | null },
-): Promise<Setup | string> {
+  stored: Task | null,
+): Setup | string {
   const environment = Object.hasOwn(context.environments, trajectory.env)
     ? context.environments[trajectory.env]
     : undefined;
@@ -177,7 +186,7 @@ async function prepare(
   if (!route) return 'trajectory metadata: no route (the model to ask for) was recorded';
   const metadata = rolloutMetadataSchema.safeParse(trajectory.metadata);
   if (!metadata.success) return `trajectory metadata: ${formatIssues(metadata.error)}`;
-  const stored = await context.store.getTask(trajectory.taskId);
+  if (!stored) return `task ${trajectory.taskId} does not exist`;
   const task = environment.taskSchema.safeParse(stored.input);
   if (!task.success)
     return `task ${stored.key} does not fit ${environment.name}: ${formatIssues(task.error)}`;

@@ -4,8 +4,9 @@
 // message raced the original). A superseded run must not close the trajectory the other run owns,
 // so its finish is skipped. An episode that ends because the store could not take a turn is not
 // closed either: it stays `running` for the queue's next delivery to resume from its stored turns.
-// Every write carries the runner's lease: an append (a whole step, one statement) renews it, and a runner whose episode was taken
-// over (`lease-lost`) is superseded too.
+// Every write carries the runner's lease: an append (a whole step, one statement) renews it, and a
+// runner whose episode was taken over (`lease-lost`) is superseded too. The last step is written with
+// the finish, in one statement (appendFinalTurns).
 import { isStoreError } from '../../db/errors.ts';
 import type { Store, TrajectoryLease } from '../../db/store.ts';
 import type { TurnInput } from '../../protocol/turn.ts';
@@ -60,26 +61,39 @@ export class StoreTrajectorySink implements TrajectorySink {
     }
   }
 
-  async finish(end: TrajectoryEnd): Promise<void> {
+  async finish(end: TrajectoryEnd, turns: readonly TurnInput[] = []): Promise<void> {
     if (this.superseded) return;
     if (this.#holdFinish()) {
+      // Left running to resume: its last step is kept when the store takes it, so the resumed run
+      // starts after it (otherwise it asks for that step again).
+      if (turns.length > 0) await this.appendTurns(turns).catch(() => {});
       this.held = true;
       return;
     }
     // The episode ends because a turn could not be written (the store was away): closing it as
     // `error` now, with the store back, would turn the redelivery into a no-op and drop the episode.
     // Left running, the next delivery resumes it; the last one closes it (consume-episode.ts).
-    if (this.storeFailure !== undefined && end.status === 'error') return;
+    if (this.storeFailure !== undefined && end.status === 'error' && turns.length === 0) return;
+    const finish = {
+      status: end.status,
+      ...(end.verifierReward !== undefined ? { verifierReward: end.verifierReward } : {}),
+      ...(end.status === 'error' ? { errorReason: end.errorReason ?? 'unknown error' } : {}),
+      ...(end.status === 'truncated' && end.detail ? { errorReason: end.detail } : {}),
+      ...(end.detail ? { metadata: { detail: end.detail } } : {}),
+    };
     try {
-      await this.#store.finishTrajectory({
-        trajectoryId: this.trajectoryId,
-        runner: this.#lease.runner,
-        status: end.status,
-        ...(end.verifierReward !== undefined ? { verifierReward: end.verifierReward } : {}),
-        ...(end.status === 'error' ? { errorReason: end.errorReason ?? 'unknown error' } : {}),
-        ...(end.status === 'truncated' && end.detail ? { errorReason: end.detail } : {}),
-        ...(end.detail ? { metadata: { detail: end.detail } } : {}),
-      });
+      if (turns.length > 0) {
+        // The last step and the end in one statement (one round trip).
+        await this.#store.appendFinalTurns({ turns, finish, lease: this.#lease });
+        this.storeFailure = undefined;
+        this.#onStored();
+      } else {
+        await this.#store.finishTrajectory({
+          trajectoryId: this.trajectoryId,
+          runner: this.#lease.runner,
+          ...finish,
+        });
+      }
     } catch (error) {
       this.#classify(error);
       if (this.superseded) return;

@@ -10,9 +10,9 @@ import { consumeEpisode } from '../../edge/rollouts/consume-episode.ts';
 import { OpenAIPolicyClient } from '../../edge/policy/openai-policy-client.ts';
 import { EpisodeInterrupted } from '../../edge/rollouts/run-queued-episode.ts';
 import { type EpisodeMessage, episodeMessage } from '../../edge/rollouts/episode-message.ts';
-import { startRollout } from '../../edge/rollouts/start-rollout.ts';
 import type { TurnInput } from '../../protocol/turn.ts';
 import { startInferenceDouble } from './support/inference-double.ts';
+import { queuedRollout } from './support/queued-rollout.ts';
 import { makeGroup } from '../support/fixtures.ts';
 import { openTestStore, type TestStore } from '../support/open-test-store.ts';
 import { testRunner } from './support/test-runner.ts';
@@ -25,11 +25,11 @@ afterAll(async () => {
   await testStore?.close();
 });
 
-/** The real store, except that reading a trajectory fails as if the database were unreachable. */
+/** The real store, except that claiming an episode (its first read) fails as if the database were unreachable. */
 function failingReads(store: Store): Store {
   return {
     ...store,
-    getTrajectory: () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432')),
+    claimTrajectory: () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432')),
   } as unknown as Store;
 }
 
@@ -70,18 +70,9 @@ describe('consumeEpisode', () => {
     const double = await startInferenceDouble();
     try {
       const store = testStore.store;
-      const messages: EpisodeMessage[] = [];
-      await startRollout(
-        {
-          store,
-          environments,
-          dispatcher: { dispatch: async (batch) => void messages.push(...batch) },
-          defaultModel: 'tiny-base',
-          awaitRunnerSeconds: 60,
-        },
-        { env: 'multi-hop', groupSize: 1, taskSeed: 71 },
-      );
-      const [message] = messages as [EpisodeMessage];
+      const [message] = (await queuedRollout(store, { env: 'multi-hop', groupSize: 1, taskSeed: 71 })) as [
+        EpisodeMessage,
+      ];
       // The first reply (turn 2) is refused as if the database were away, for all four of the loop's
       // attempts; then the store is back (the trajectory's finish would succeed).
       let refusals = 4;

@@ -2,7 +2,7 @@
 // statement sent, BEGIN and COMMIT included): a recorded step, a started group, a finished trajectory.
 // Also the race of two writers at one index on the same trajectory (real concurrency on the server,
 // where the pool runs them on separate connections; serialised in the embedded store).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { isStoreError } from '../../db/errors.ts';
 import type { Store } from '../../db/store.ts';
 import { ApiError } from '../../edge/http/api-error.ts';
@@ -10,22 +10,18 @@ import { type ProxyContext, recordChatCompletion } from '../../edge/proxy/record
 import { TrajectoryHeads } from '../../edge/proxy/trajectory-heads.ts';
 import { RouteCache } from '../../edge/routing/route-cache.ts';
 import type { TurnInput } from '../../protocol/turn.ts';
-import { type InferenceDouble, startInferenceDouble } from '../edge/support/inference-double.ts';
-import { type CountingStore, openCountingStore, roundTripsOf } from '../support/counting-store.ts';
+import type { InferenceDouble } from '../edge/support/inference-double.ts';
+import { useCountingSetup } from '../support/counting-setup.ts';
+import { type CountingStore, roundTripsOf } from '../support/counting-store.ts';
 import { assistantTurn, makeGroup, uniqueName, userTurn } from '../support/fixtures.ts';
 
+const setup = useCountingSetup();
 let counting: CountingStore;
 let store: Store;
 let inference: InferenceDouble;
 
-beforeAll(async () => {
-  counting = await openCountingStore();
-  store = counting.store;
-  inference = await startInferenceDouble();
-});
-afterAll(async () => {
-  await counting?.close();
-  await inference?.close();
+beforeAll(() => {
+  ({ counting, store, inference } = setup);
 });
 
 async function startOne(): Promise<string> {
@@ -229,6 +225,56 @@ describe('finishing', () => {
     expect(result).toMatchObject({ groupCompleted: true, trajectory: { id: last, status: 'finished' } });
     expect(result?.trajectory.finishedAt).toBeInstanceOf(Date);
     expect((await store.getGroup({ groupId: group.id })).group.status).toBe('complete');
+  });
+
+  it("writes an episode's last step with its finish in one round trip, completing the group; a retry is a no-op", async () => {
+    const { group, trajectories } = await makeGroup(store, { size: 2 });
+    const [first, last] = trajectories.map((trajectory) => trajectory.id) as [string, string];
+    const finish = { status: 'finished' as const, verifierReward: 1 };
+    const final = (id: string, runner = 'edge-1') =>
+      store.appendFinalTurns({ turns: [assistantTurn(id, 1)], finish, lease: { runner, leaseSeconds: 60 } });
+    let result: Awaited<ReturnType<typeof final>> | undefined;
+    for (const id of [first, last]) {
+      await store.claimTrajectory({ trajectoryId: id, ...lease });
+      await store.appendTurn(userTurn(id, 0), lease);
+    }
+    expect(await roundTripsOf(counting, async () => (result = await final(first)))).toBe(1);
+    expect(result).toMatchObject({
+      turns: [{ index: 1, created: true }],
+      finished: { groupCompleted: false },
+    });
+    expect(await roundTripsOf(counting, async () => (result = await final(last)))).toBe(1);
+    expect(result?.finished).toMatchObject({ groupCompleted: true, trajectory: { status: 'finished' } });
+    const stored = await store.getTrajectory(last);
+    expect(stored.trajectory).toMatchObject({ turnCount: 2, completionTokenCount: 2, verifierReward: 1 });
+    expect(stored.trajectory.leaseExpiresAt).toBeNull();
+    expect((await store.getGroup({ groupId: group.id })).group).toMatchObject({
+      status: 'complete',
+      endedCount: 2,
+    });
+    // A retry (its answer was lost): the stored turn and the same end are no-ops, and the group is counted once.
+    expect(await final(last)).toMatchObject({
+      turns: [{ created: false }],
+      finished: { groupCompleted: false },
+    });
+    expect((await store.getGroup({ groupId: group.id })).group.endedCount).toBe(2);
+    // Another end, another turn, another runner: refused with the codes of the two calls it stands for.
+    const otherEnd = store.appendFinalTurns({
+      turns: [assistantTurn(last, 1)],
+      finish: { status: 'finished', verifierReward: 0 },
+    });
+    await expect(otherEnd).rejects.toMatchObject({ code: 'trajectory-closed' });
+    const otherTurn = store.appendFinalTurns({
+      turns: [assistantTurn(last, 1, { content: 'other' })],
+      finish,
+    });
+    await expect(otherTurn).rejects.toMatchObject({ code: 'conflict' });
+    const { trajectories: more } = await makeGroup(store, { size: 1 });
+    const taken = (more[0] as { id: string }).id;
+    await store.claimTrajectory({ trajectoryId: taken, runner: 'edge-2', leaseSeconds: 60 });
+    await store.appendTurn(userTurn(taken, 0));
+    await expect(final(taken)).rejects.toMatchObject({ code: 'lease-lost' });
+    expect((await store.getTrajectory(taken)).trajectory).toMatchObject({ status: 'running', turnCount: 1 });
   });
 
   it('completes a group exactly once when its last trajectories finish at the same time', async () => {

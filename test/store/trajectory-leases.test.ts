@@ -1,6 +1,6 @@
 // Episode leases and the sweep (db/store/trajectory-leases.ts, sweep-trajectories.ts): one runner at
-// a time, even when several claim at once; a turn append renews the lease and is refused once the
-// episode was taken over; beats renew only what the runner holds; the sweep takes stale episodes (not
+// a time, even when several claim at once; a turn append renews the lease (unless it was renewed
+// moments ago) and is refused once the episode was taken over; beats renew only what the runner holds; the sweep takes stale episodes (not
 // live ones), counts its takeovers, ends those taken over too often or too old with a reason, and the
 // group completes when the sweep ends its last episode. Leases are expired by SQL, never by waiting.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -56,7 +56,7 @@ function mine(ids: readonly { trajectoryId: string }[], fixture: readonly { id: 
 
 describe('claiming an episode', () => {
   it('gives it to one runner when several claim at once; the holder renews, others are told who holds it', async () => {
-    const { trajectories } = await makeGroup(store, { size: 1 });
+    const { task, trajectories } = await makeGroup(store, { size: 1 });
     const id = (trajectories[0] as { id: string }).id;
     const claims = await Promise.all(
       ['a', 'b', 'c', 'd'].map((runner) => store.claimTrajectory({ trajectoryId: id, ...lease(runner) })),
@@ -64,13 +64,21 @@ describe('claiming an episode', () => {
     expect(claims.filter((claim) => claim.claimed)).toHaveLength(1);
     const holder = (await leaseOf(id)).runner as string;
     expect(['a', 'b', 'c', 'd']).toContain(holder);
-    expect(await store.claimTrajectory({ trajectoryId: id, ...lease(holder) })).toEqual({ claimed: true });
+    // The claim brings back the row as it left it, and the episode's task.
+    expect(await store.claimTrajectory({ trajectoryId: id, ...lease(holder) })).toMatchObject({
+      claimed: true,
+      trajectory: { id, runner: holder, status: 'running', turnCount: 0 },
+      task: { id: task.id, input: task.input },
+    });
     const other = holder === 'a' ? 'b' : 'a';
     const refused = await store.claimTrajectory({ trajectoryId: id, ...lease(other) });
     expect(refused).toMatchObject({ claimed: false });
     expect(refused.claimed === false && refused.reason).toContain(holder);
     await expire([id]);
-    expect(await store.claimTrajectory({ trajectoryId: id, ...lease(other) })).toEqual({ claimed: true });
+    expect(await store.claimTrajectory({ trajectoryId: id, ...lease(other) })).toMatchObject({
+      claimed: true,
+      trajectory: { runner: other },
+    });
     expect((await leaseOf(id)).runner).toBe(other);
   });
 
@@ -117,6 +125,32 @@ describe('turn appends and beats under a lease', () => {
     expect(trajectory.status).toBe('running');
   });
 
+  it('keeps an expiry renewed moments ago on an append, and renews one renewed longer ago', async () => {
+    const { trajectories } = await makeGroup(store, { size: 1 });
+    const id = (trajectories[0] as { id: string }).id;
+    await store.claimTrajectory({ trajectoryId: id, ...lease('r') });
+    const expiry = async () => {
+      const { rows } = await store.sql.query(
+        `select lease_expires_at::text, lease_expires_at > now() + interval '50 seconds' from trajectories where id = $1`,
+        [id],
+      );
+      const [at, long] = rows[0] as [string, boolean];
+      return { at, long };
+    };
+    const claimed = await expiry();
+    // Just claimed for 60 s: the append leaves the expiry as it is (so Postgres can update the row in place).
+    await store.appendTurn(userTurn(id, 0), lease('r'));
+    expect(await expiry()).toEqual(claimed);
+    // As if the last renewal were 20 s old (40 s left, under 0.9 of the lease): the append renews it.
+    await store.sql.query(
+      `update trajectories set lease_expires_at = now() + interval '40 seconds' where id = $1`,
+      [id],
+    );
+    expect((await expiry()).long).toBe(false);
+    await store.appendTurns([userTurn(id, 1), userTurn(id, 2)], lease('r'));
+    expect((await expiry()).long).toBe(true);
+  });
+
   it('beats only the episodes the runner still holds', async () => {
     const { trajectories } = await makeGroup(store, { size: 3 });
     const ids = trajectories.map((trajectory) => trajectory.id) as [string, string, string];
@@ -161,7 +195,7 @@ describe('the sweep', () => {
     const agent = await store.startTrajectory({ groupId: group.id, taskId: task.id });
     const fixture = [delivered, lost, agent];
     // Any runner may claim a waiting slot (its queue message arrived); nobody sweeps one still waiting.
-    expect(await store.claimTrajectory({ trajectoryId: delivered.id, ...lease('consumer') })).toEqual({
+    expect(await store.claimTrajectory({ trajectoryId: delivered.id, ...lease('consumer') })).toMatchObject({
       claimed: true,
     });
     expect(mine((await store.sweepTrajectories({ runner: 's', ...sweepOptions })).taken, fixture)).toEqual(

@@ -23,6 +23,8 @@ export interface CountingStore {
   roundTrips(): number;
   /** Rows those statements returned (what the store read back), since the same point. */
   rowsRead(): number;
+  /** The statements since the same point, by kind (statementKind), with how many of each. */
+  statements(): ReadonlyMap<string, number>;
   reset(): void;
   close(): Promise<void>;
 }
@@ -43,11 +45,32 @@ function rowCount(result: unknown): number {
   return Array.isArray(rows) ? rows.length : 0;
 }
 
+/**
+ * A statement's kind: its first words up to the table it works on (`update "trajectories"`, `with
+ * recursive advanced as ( update trajectories`), enough to tell the store's statements apart.
+ */
+export function statementKind(text: string): string {
+  const words = text.replace(/\s+/g, ' ').trim();
+  const table = /^(.*?\b(?:from|into|update|join) "?[a-z_]+"?)/i.exec(words);
+  return (table?.[1] ?? words).slice(0, 80);
+}
+
+/** The SQL text of a driver's query call: a string, or pg's query config `{ text }`. */
+function textOf(first: unknown): string {
+  if (typeof first === 'string') return first;
+  const text = (first as { text?: unknown } | null | undefined)?.text;
+  return typeof text === 'string' ? text : '?';
+}
+
 /** Replaces `target.query` with one that counts each call and the rows it returns. */
-function countQueries(target: { query: Query }, count: () => void, read: (rows: number) => void): void {
+function countQueries(
+  target: { query: Query },
+  count: (text: string) => void,
+  read: (rows: number) => void,
+): void {
   const query = target.query.bind(target) as (...args: unknown[]) => Promise<unknown>;
   target.query = ((...args: unknown[]) => {
-    count();
+    count(textOf(args[0]));
     // pg's Pool.query calls its client's query with a callback: count the rows the callback gets.
     const last = args.at(-1);
     if (typeof last === 'function') {
@@ -96,8 +119,18 @@ export interface CountingStoreOptions {
 export async function openCountingStoreAt(options: CountingStoreOptions): Promise<CountingStore> {
   let trips = 0;
   let rows = 0;
-  const count = () => {
+  let kinds = new Map<string, number>();
+  // PGlite runs the store's prepared statements as `prepare NAME as TEXT; execute NAME(…)`, then
+  // `execute NAME(…)`: the name stands for the text's kind.
+  const prepared = new Map<string, string>();
+  const count = (text: string) => {
     trips += 1;
+    const prepare = /^prepare (\w+) as (.*)/is.exec(text);
+    if (prepare) prepared.set(prepare[1] as string, statementKind(prepare[2] as string));
+    const execute = /^execute (\w+)/i.exec(text);
+    const kind =
+      (execute ? prepared.get(execute[1] as string) : undefined) ?? statementKind(prepare?.[2] ?? text);
+    kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
   };
   const read = (returned: number) => {
     rows += returned;
@@ -125,7 +158,7 @@ export async function openCountingStoreAt(options: CountingStoreOptions): Promis
     // exec is one call into the backend, whatever it holds.
     const exec = pglite.exec.bind(pglite);
     pglite.exec = ((...args: Parameters<typeof exec>) => {
-      count();
+      count(args[0]);
       return exec(...args).then((results) => {
         read(rowCount(results));
         return results;
@@ -133,11 +166,11 @@ export async function openCountingStoreAt(options: CountingStoreOptions): Promis
     }) as typeof pglite.exec;
     const transaction = pglite.transaction.bind(pglite);
     pglite.transaction = ((work: (tx: { query: Query }) => Promise<unknown>) => {
-      count(); // BEGIN
+      count('begin');
       return transaction(async (tx) => {
         countQueries(tx as unknown as { query: Query }, count, read);
         const result = await work(tx as unknown as { query: Query });
-        count(); // COMMIT (or ROLLBACK)
+        count('commit'); // or ROLLBACK
         return result;
       });
     }) as typeof pglite.transaction;
@@ -157,13 +190,16 @@ export async function openCountingStoreAt(options: CountingStoreOptions): Promis
   }
   trips = 0;
   rows = 0;
+  kinds = new Map();
   return {
     store,
     roundTrips: () => trips,
     rowsRead: () => rows,
+    statements: () => kinds,
     reset: () => {
       trips = 0;
       rows = 0;
+      kinds = new Map();
     },
     close: () => store.close(),
   };
