@@ -138,9 +138,10 @@ export const demoConfigSchema = z.strictObject({
    * The warm start's cap: 19,200 × 1 / 8 = 2,400 steps; it stops sooner, once the copy probe passes
    * (sftStopAt). Copying keys and values from tool results into the next message is a phase change
    * whose step varies with the seed, from ~500 to past 1,900: a fixed 800 steps (the earlier default)
-   * missed a copy on seeds 2, 3 and 4, and RL did not find it from rewards (docs/demo.md). Seeds 1–8
-   * stopped at 825–1,475 steps except 5 and 7, which reached the earlier 1,600-step cap without the
-   * value copy (+19 and +12 points after RL); seed 5 passed at ~1,975 with this cap.
+   * missed a copy on seeds 2, 3 and 4, and RL did not find it from rewards (docs/demo.md). With 12,800
+   * demonstrations seeds 1–8 stopped at 825–1,475 steps except 5 and 7, which reached that 1,600-step cap
+   * without the value copy (+19 and +12 points after RL); with this count seed 5 passed at ~1,975 and
+   * seed 7 at 475 (the count also reorders the shuffled demonstrations, trainer/train/sft.ts).
    */
   sftDemonstrations: quickSized('sftDemonstrations', intBetween(1, 100_000).default(19_200), {
     doc: 'scripted demonstrations for the warm start (distinct training tasks)',
