@@ -39,8 +39,11 @@ const asText = (text: string) => text;
 /** Past the server's own statement timeout: the server's 57014 should normally come first. */
 const clientGraceMs = 2_000;
 
-/** SQLSTATE classes that mean the connection or server failed, not the query (PostgreSQL Appendix A). */
-const infrastructureClasses = /^(08|53|57P|58|XX)/;
+/**
+ * SQLSTATE classes that mean the connection or server failed, not the query (PostgreSQL Appendix A);
+ * 53400 is not one: it is the reader role's temp_file_limit, met by the query, and the session is sound.
+ */
+const infrastructureClasses = /^(08|53(?!400)|57P|58|XX)/;
 
 export interface PoolReadOnlySql extends ReadOnlySql {
   close(): Promise<void>;

@@ -84,19 +84,27 @@ describe('sql-agent query tool', () => {
     const slow = 'SELECT count(*) FROM orders a, orders b, orders c, orders d';
     const write = 'SELECT * FROM orders FOR SHARE';
     const typo = 'SELECT nme FROM customers';
+    const spill = 'WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r';
     const { tools, sql, result } = await play(
       {
         [slow]: pgError('57014', 'canceling statement due to statement timeout'),
+        [spill]: pgError('53400', 'temporary file size exceeds temp_file_limit (65536kB)'),
         [write]: pgError('25006', 'cannot execute SELECT FOR SHARE in a read-only transaction'),
         [typo]: pgError('42703', 'column "nme" does not exist'),
         [parisSql]: parisRows,
       },
-      [call(slow), call(write), call(typo), call(parisSql), answer(parisSql)],
+      [call(slow), call(spill), call(write), call(typo), call(parisSql), answer(parisSql)],
     );
     expect(tools.map((turn) => [turn.toolError ?? null, turn.content])).toEqual([
       [
         'refused',
         JSON.stringify({ error: 'the query was cancelled after running 1000 ms; make it cheaper' }),
+      ],
+      [
+        'refused',
+        JSON.stringify({
+          error: 'the query spilled more to disk than the sandbox allows (temp_file_limit); make it cheaper',
+        }),
       ],
       ['refused', JSON.stringify({ error: 'the database is read-only' })],
       ['tool-error', JSON.stringify({ error: 'query failed: column "nme" does not exist' })],

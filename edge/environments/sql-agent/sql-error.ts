@@ -26,11 +26,16 @@ export function isRefusedStatement(error: unknown): boolean {
   return codeOf(error) === 'query-refused';
 }
 
-/** Refusals by the database: statement timeout, a write in a read-only transaction, no privilege. */
+/**
+ * Refusals by the database: statement timeout, the sandbox's temp-file bound, a write in a read-only
+ * transaction, no privilege.
+ */
 export function refusalOf(sqlState: string | undefined, timeoutMs: number): string | undefined {
   switch (sqlState) {
     case '57014':
       return `the query was cancelled after running ${timeoutMs} ms; make it cheaper`;
+    case '53400':
+      return 'the query spilled more to disk than the sandbox allows (temp_file_limit); make it cheaper';
     case '25006':
       return 'the database is read-only';
     case '42501':
@@ -43,11 +48,16 @@ export function refusalOf(sqlState: string | undefined, timeoutMs: number): stri
 /**
  * Classes a query can cause (PostgreSQL Appendix A): 0A unsupported, 21 cardinality, 22 data,
  * 23 constraint, 25 transaction state, 2B dependencies, 42 syntax or access, 54 program limits,
- * plus 57014 (statement timeout). Anything else, or no SQLSTATE at all, is an infrastructure failure.
+ * plus 57014 (statement timeout) and 53400 (configuration_limit_exceeded: the reader role's
+ * temp_file_limit, a bound the sandbox sets, which a runaway query may meet before the timeout on a fast
+ * machine). Anything else, or no SQLSTATE at all (class 53's disk full, out of memory and too many
+ * connections included), is an infrastructure failure.
  */
 export function isQueryFault(sqlState: string | undefined): boolean {
   if (sqlState === undefined) return false;
   return (
-    sqlState === '57014' || ['0A', '21', '22', '23', '25', '2B', '42', '54'].includes(sqlState.slice(0, 2))
+    sqlState === '57014' ||
+    sqlState === '53400' ||
+    ['0A', '21', '22', '23', '25', '2B', '42', '54'].includes(sqlState.slice(0, 2))
   );
 }
