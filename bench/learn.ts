@@ -7,8 +7,11 @@
 // warm-start figures. `-- --async` runs the demo twice in the same run instead, synchronous rounds then
 // the same rollouts and steps overlapped (`edgerl demo --async`), and prints their wall time and
 // held-out gain side by side with the async run's staleness and importance-weight statistics
-// (bench/async-comparison.ts); it leaves out the warm-start figures.
-import { mkdtempSync } from 'node:fs';
+// (bench/async-comparison.ts); it leaves out the warm-start figures. `-- --warm-start-from DIR` copies
+// DIR, a demo data directory stopped after its warm start (`edgerl demo --warm-start-only`), and runs
+// RL from that start instead of a fresh one: RL settings compared on one seed's same start, without
+// repeating its warm start (the throughput figures are left out then too).
+import { cpSync, existsSync, mkdtempSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -25,7 +28,14 @@ const budgetSeconds = 600;
 
 const args = process.argv.slice(2);
 const sftOnly = args.includes('--sft-only');
-const demoArgs = args.filter((arg) => arg !== '--sft-only' && arg !== '--async');
+const warmStartFrom = flagValue('warm-start-from', args);
+const demoArgs = args.filter(
+  (arg, at) =>
+    arg !== '--sft-only' &&
+    arg !== '--async' &&
+    !arg.startsWith('--warm-start-from') &&
+    args[at - 1] !== '--warm-start-from',
+);
 if (args.includes('--async')) {
   const { compareAsync } = await import('./async-comparison.ts');
   process.exit(await compareAsync(demoArgs));
@@ -33,11 +43,15 @@ if (args.includes('--async')) {
 // The demo reads EDGERL_BACKEND; the same backend (first available without it) for the figures.
 const backend = await selectBackend({ requested: backendFromArgs([], process.env) });
 const workersFlag = flagValue('workers', demoArgs);
-const warmStart = await warmStartThroughput(backend, {
-  workers: workersFlag === undefined ? defaultWorkerCount(backend.choice) : Number(workersFlag),
-  steps: 20,
-});
-const warmStartLines = describeWarmStartRates(warmStart);
+const warmStartLines =
+  warmStartFrom === undefined
+    ? describeWarmStartRates(
+        await warmStartThroughput(backend, {
+          workers: workersFlag === undefined ? defaultWorkerCount(backend.choice) : Number(workersFlag),
+          steps: 20,
+        }),
+      )
+    : [`  warm start copied from ${warmStartFrom} (no throughput figures)`];
 if (sftOnly) {
   process.stdout.write(
     `\nbench:learn --sft-only (load average ${loadavg()[0]?.toFixed(2)})\n${warmStartLines.join('\n')}\n`,
@@ -46,6 +60,13 @@ if (sftOnly) {
 }
 
 const dataDir = join(mkdtempSync(join(tmpdir(), 'edgerl-learn-')), 'demo');
+if (warmStartFrom !== undefined) {
+  if (!existsSync(join(warmStartFrom, 'pgdata'))) {
+    process.stderr.write(`--warm-start-from ${warmStartFrom}: no demo store there (pgdata/)\n`);
+    process.exit(2);
+  }
+  cpSync(warmStartFrom, dataDir, { recursive: true });
+}
 let json = '';
 const stdout = new Writable({
   write(chunk, _encoding, done) {
@@ -55,7 +76,8 @@ const stdout = new Writable({
 });
 const load = loadavg()[0] ?? 0;
 // --eval-last: the newest version gets its own arm when another ships, so best vs last is measured too.
-const code = await main(['demo', '--json', '--fresh', '--eval-last', '--data-dir', dataDir, ...demoArgs], {
+const fresh = warmStartFrom === undefined ? ['--fresh'] : [];
+const code = await main(['demo', '--json', ...fresh, '--eval-last', '--data-dir', dataDir, ...demoArgs], {
   stdout,
 });
 if (code !== 0) {

@@ -50,7 +50,7 @@ ${usageVariables(demoFields)}`,
     } catch (error) {
       if (error instanceof DemoStopped) {
         stderr.write(`${error.message}\n`);
-        return 130;
+        return error.planned ? 0 : 130;
       }
       throw error;
     } finally {

@@ -54,6 +54,11 @@ export const demoConfigSchema = z.strictObject({
     'async',
     'RL with rollouts and training overlapped: groups keep rolling out with the newest version while the trainer trains on complete ones (edgerl train --continuous)',
   ),
+  /** Stop once the warm start is published: RL settings then compared from one start (bench:learn). */
+  warmStartOnly: switchFlag(
+    'warm-start-only',
+    'stop once the warm start is published; a later run on the same --data-dir continues with RL from it',
+  ),
   /** Print the summary as JSON on stdout (progress still goes to stderr). */
   json: switchFlag('json', 'print the summary as JSON on stdout (progress goes to stderr)'),
   /** A third A/B arm for the newest version when the one that ships is another (bench:learn sets it). */

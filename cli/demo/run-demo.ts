@@ -21,7 +21,7 @@ import { evaluate } from './evaluate.ts';
 import { asyncRounds } from './async-rounds.ts';
 import { rlRounds } from './rl-rounds.ts';
 import { type DemoServices, startServices } from './start-services.ts';
-import type { StopSignal } from './stop-signal.ts';
+import { DemoStopped, type StopSignal } from './stop-signal.ts';
 import { type DemoPhase, type DemoSummary, demoQueries } from './summary.ts';
 import { demoPolicyName } from './trainer-config.ts';
 import { chooseShipped, describeChoice } from './validate.ts';
@@ -71,6 +71,7 @@ export async function runDemo(config: DemoConfig, deps: DemoDeps): Promise<DemoS
     });
     end();
     stop.check();
+    if (config.warmStartOnly) throw new DemoStopped('warm-start-only');
 
     end = phase(
       'rl',

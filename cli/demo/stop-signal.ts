@@ -4,8 +4,15 @@
 export class DemoStopped extends Error {
   override readonly name = 'DemoStopped';
   readonly code = 'demo-stopped';
-  constructor() {
-    super('stopped by the user (SIGINT); what was finished is in the store');
+  /** `--warm-start-only` asked for this stop: a finished run, not an interrupted one (exit 0). */
+  readonly planned: boolean;
+  constructor(planned: 'signal' | 'warm-start-only' = 'signal') {
+    super(
+      planned === 'signal'
+        ? 'stopped by the user (SIGINT); what was finished is in the store'
+        : 'stopped after the warm start (--warm-start-only); a run on the same --data-dir without it continues with RL from this start',
+    );
+    this.planned = planned !== 'signal';
   }
 }
 

@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { chatMessageSchema, toolSpecSchema } from '../../protocol/chat.ts';
 import { formatIssues } from '../../protocol/format-issues.ts';
-import { createRng } from '../../model/rng.ts';
+import { sftOrder } from './sft-order.ts';
 import { buildBatch, type TrainingSequence, type TrajectoryInput } from './build-batch.ts';
 import { type StepRecord, writeCheckpoint } from './checkpoint.ts';
 import { finishCheckpoint } from './finish-checkpoint.ts';
@@ -101,11 +101,12 @@ export async function runSft(session: TrainerSession, hooks: SftHooks = {}): Pro
     }
     progress.line(`SFT on ${batch.sequences.length} sequence(s) for ${config.sft.epochs} epoch(s)`);
     const trainingRunId = await session.ensureTrainingRun();
-    const rng = createRng(config.seed, session.lineage.step);
+    // A resumed lineage (a second --sft on the same adapter) gets other orders than its first run.
+    const orderSeed = config.seed + session.lineage.step;
     const steps: StepRecord[] = [];
     let stopped = false;
     for (let epoch = 1; epoch <= config.sft.epochs && !stopped; epoch++) {
-      const order = shuffled(batch.sequences, rng);
+      const order = sftOrder(batch.sequences, orderSeed, epoch);
       for (let at = 0; at < order.length && !stopped; at += config.sft.sequencesPerStep) {
         const chunk = order.slice(at, at + config.sft.sequencesPerStep);
         const step = session.lineage.step + 1;
@@ -194,13 +195,4 @@ async function gatherData(session: TrainerSession): Promise<TrajectoryInput[]> {
   if (toolsMissing > 0) deps.progress.line(toolsMissingLine(toolsMissing));
   if (sft.demonstrationsFile) inputs.push(...(await readDemonstrations(sft.demonstrationsFile)));
   return inputs;
-}
-
-function shuffled<T>(items: readonly T[], rng: { next(): number }): T[] {
-  const out = [...items];
-  for (let index = out.length - 1; index > 0; index--) {
-    const other = Math.floor(rng.next() * (index + 1));
-    [out[index], out[other]] = [out[other] as T, out[index] as T];
-  }
-  return out;
 }
