@@ -284,6 +284,21 @@ export const demoConfigSchema = z.strictObject({
     numberWhere((value) => value > 0 && value <= 2, 'in (0, 2] (the demo samples)').default(0.7),
     { doc: 'sampling temperature of every rollout, training and eval alike', flag: 'temperature', arg: 'T' },
   ),
+  /*
+   * The RL rounds' own sampling temperature (validation and the A/B keep --temperature). A policy this
+   * small is nearly deterministic per task at 0.7, so most groups late in a run have no reward spread
+   * (all right or all wrong: no gradient); TRL's GRPOConfig samples at 1.0 by default. Unset: --temperature.
+   */
+  rolloutTemperature: documented(
+    numberWhere((value) => value > 0 && value <= 2, 'in (0, 2] (the demo samples)').optional(),
+    {
+      doc: "sampling temperature of the RL rounds' rollouts only",
+      shownDefault: '--temperature',
+      source: "TRL GRPOConfig's temperature 1.0",
+      flag: 'rollout-temperature',
+      arg: 'T',
+    },
+  ),
   /** A lookup call is 27 tokens with its end-of-turn token in the tiny tokenizer; a few spare. */
   maxTokensPerTurn: documented(intBetween(1, 32_768).default(32), {
     doc: 'completion tokens per assistant turn',

@@ -2,7 +2,8 @@
 // and how many more groups a round rolls out (the shortfall, within the per-round bound).
 import { describe, expect, it } from 'vitest';
 import type { GroupView } from './edge-client.ts';
-import { hasRewardSpread, resampleCount } from './rl-rounds.ts';
+import { resolveDemoConfig } from './demo-config.ts';
+import { hasRewardSpread, resampleCount, rlGroupRequest } from './rl-rounds.ts';
 
 const group = (rewards: (number | null)[]): GroupView => ({
   group: { id: 'g', status: 'complete', size: rewards.length },
@@ -34,5 +35,15 @@ describe('resampleCount', () => {
     expect(resampleCount(8, 8, 0, 8)).toBe(0);
     expect(resampleCount(9, 8, 0, 8)).toBe(0);
     expect(resampleCount(0, 8, 0, 0)).toBe(0);
+  });
+});
+
+describe('rlGroupRequest', () => {
+  it('samples at --rollout-temperature when set, else at --temperature', () => {
+    expect(rlGroupRequest(resolveDemoConfig({}), 7).settings.temperature).toBe(0.7);
+    const hotter = resolveDemoConfig({ rolloutTemperature: 1 });
+    expect(rlGroupRequest(hotter, 7).settings.temperature).toBe(1);
+    // Validation and the A/B read --temperature, which stays as it was.
+    expect(hotter.temperature).toBe(0.7);
   });
 });
