@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { main } from '../cli/main.ts';
 import { describeCopyAccuracy } from '../cli/demo/copy-probe.ts';
+import { largestFallBelowBest } from '../cli/demo/stability.ts';
 import { type DemoSummary, describeArm } from '../cli/demo/summary.ts';
 import { selectBackend } from '../model/backend.ts';
 import { defaultWorkerCount } from '../trainer/train/workers/worker-count.ts';
@@ -124,6 +125,20 @@ const validated = (name: string) => {
   const row = summary.validation.find((v) => v.adapterName === name);
   return row?.meanReward == null ? 'not validated' : `validation ${pct(row.meanReward)}`;
 };
+// The issue's stability measure: no round after the fourth more than 15 points below the best so far
+// (bench:rollout-noise measures it for a frozen policy, the noise floor). Validation: after the start
+// and four RL versions.
+const points = (values: readonly number[], from: number) =>
+  `${(100 * largestFallBelowBest(values, from)).toFixed(1)} points`;
+lines.push(
+  `  largest fall below the best so far: rollout success after round 4 ${points(
+    summary.rounds.map((r) => r.rolloutSuccess),
+    4,
+  )}; validation after version 5 ${points(
+    summary.validation.flatMap((v) => (v.meanReward === null ? [] : [v.meanReward])),
+    5,
+  )} (bound 15)`,
+);
 lines.push(
   `  validation per version: ${summary.validation.map((v) => `${v.version}:${v.meanReward === null ? '–' : (100 * v.meanReward).toFixed(0)}`).join(' ')} (% of ${c.validationTasks} tasks)`,
 );

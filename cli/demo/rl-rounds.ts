@@ -191,7 +191,7 @@ export async function rlRounds(
 }
 
 /** Starts one group per task seed on training tasks and waits for all of them. */
-async function rollOut(
+export async function rollOut(
   config: DemoConfig,
   client: EdgeClient,
   starts: readonly { taskSeed: number }[],
