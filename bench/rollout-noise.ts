@@ -5,7 +5,8 @@
 // directory, but trains nothing: every round samples one frozen policy version (the policy's default,
 // the newest published). What this prints as the largest fall is then task-sampling and sampling noise
 // alone, to read next to bench:learn's figure for the learning run. DIR: a demo's --data-dir, or the
-// `data:` directory bench:learn prints.
+// `data:` directory bench:learn prints; its episodes are stored there like any others (on tasks no demo
+// phase samples).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { openStore } from '../db/drivers/open-store.ts';
