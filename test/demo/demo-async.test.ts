@@ -2,16 +2,14 @@
 // overlapped phase 3 ends on its own once every task has rolled out and every complete RL group has
 // been consumed by the continuous trainer (none left for a later run), with one cycle per round's
 // worth of groups; not the learning result (`npm run bench:learn -- --async`).
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runEdgerl } from '../support/run-edgerl.ts';
 import type { DemoSummary } from '../../cli/demo/summary.ts';
 import { openStore } from '../../db/drivers/open-store.ts';
 
-const bin = resolve(import.meta.dirname, '../../bin/edgerl.js');
 let cwd: string;
 let code: number | null;
 let stdout = '';
@@ -19,17 +17,10 @@ let stderr = '';
 
 beforeAll(async () => {
   cwd = mkdtempSync(join(tmpdir(), 'edgerl-demo-async-'));
-  const child = spawn(process.execPath, [bin, 'demo', '--quick', '--json', '--async', '--rounds', '2'], {
+  ({ code, stdout, stderr } = await runEdgerl(['demo', '--quick', '--json', '--async', '--rounds', '2'], {
     cwd,
     env: { ...process.env, JUDGE_BASE_URL: '' },
-  });
-  child.stdout.on('data', (chunk) => {
-    stdout += String(chunk);
-  });
-  child.stderr.on('data', (chunk) => {
-    stderr += String(chunk);
-  });
-  [code] = (await once(child, 'exit')) as [number | null];
+  }));
 }, 300_000);
 
 afterAll(() => {

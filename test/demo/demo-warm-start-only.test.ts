@@ -1,34 +1,18 @@
 // `edgerl demo --warm-start-only` stops once the warm start is published, and a run on a copy of that
 // data directory continues with RL from it, as `bench:learn -- --warm-start-from DIR` does to compare
 // RL settings from one start. Real processes, the --quick sizes.
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type EdgerlRun, runEdgerl } from '../support/run-edgerl.ts';
 import { openStore } from '../../db/drivers/open-store.ts';
 import type { DemoSummary } from '../../cli/demo/summary.ts';
 
-const bin = resolve(import.meta.dirname, '../../bin/edgerl.js');
 let root: string;
 
-async function demo(args: readonly string[]) {
-  const child = spawn(process.execPath, [bin, 'demo', '--quick', ...args], {
-    cwd: root,
-    env: { ...process.env, JUDGE_BASE_URL: '' },
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => {
-    stdout += String(chunk);
-  });
-  child.stderr.on('data', (chunk) => {
-    stderr += String(chunk);
-  });
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, stdout, stderr };
-}
+const demo = (args: readonly string[]) =>
+  runEdgerl(['demo', '--quick', ...args], { cwd: root, env: { ...process.env, JUDGE_BASE_URL: '' } });
 
 async function count(dataDir: string, sql: string): Promise<number> {
   const store = await openStore({ dataDir: join(dataDir, 'pgdata'), migrations: 'skip' });
@@ -39,7 +23,7 @@ async function count(dataDir: string, sql: string): Promise<number> {
   }
 }
 
-let first: Awaited<ReturnType<typeof demo>>;
+let first: EdgerlRun;
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'edgerl-demo-ws-'));
   first = await demo(['--warm-start-only', '--data-dir', join(root, 'start')]);

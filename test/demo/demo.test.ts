@@ -1,16 +1,14 @@
 // End to end: `edgerl demo --quick --json --replicas 2` as a real process in a temporary working
 // directory. Checks that the loop completes over a fleet of two inference replicas and that every
 // kind of data it should leave is in the store; not the learning result (that is `npm run bench:learn`).
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runEdgerl } from '../support/run-edgerl.ts';
 import { openStore } from '../../db/drivers/open-store.ts';
 import type { DemoSummary } from '../../cli/demo/summary.ts';
 
-const bin = resolve(import.meta.dirname, '../../bin/edgerl.js');
 let cwd: string;
 let code: number | null;
 let stdout = '';
@@ -18,17 +16,10 @@ let stderr = '';
 
 beforeAll(async () => {
   cwd = mkdtempSync(join(tmpdir(), 'edgerl-demo-'));
-  const child = spawn(process.execPath, [bin, 'demo', '--quick', '--json', '--replicas', '2'], {
+  ({ code, stdout, stderr } = await runEdgerl(['demo', '--quick', '--json', '--replicas', '2'], {
     cwd,
     env: { ...process.env, JUDGE_BASE_URL: '' },
-  });
-  child.stdout.on('data', (chunk) => {
-    stdout += String(chunk);
-  });
-  child.stderr.on('data', (chunk) => {
-    stderr += String(chunk);
-  });
-  [code] = (await once(child, 'exit')) as [number | null];
+  }));
 }, 300_000);
 
 afterAll(() => {
