@@ -6,25 +6,21 @@
 // trainer's next cycle; then it takes the version's traffic too. Last, B restarts and loses the
 // version while the store still says ready: the edge's first 404 from it fails over and quarantines
 // it, and catch-up brings it back. Every step is checked in SQL (publications).
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../db/store.ts';
 import { type RunningEdge, startEdge } from '../../edge/runtime/node.ts';
-import { loadModel, type PolicyModel } from '../../model/policy-model.ts';
+import type { PolicyModel } from '../../model/policy-model.ts';
 import type { ChatTokenizer } from '../../model/tokenizer/chat-tokenizer.ts';
-import { loadTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
 import { silentProgress } from '../../trainer/train/progress.ts';
 import { runCycle } from '../../trainer/train/run-cycle.ts';
 import { resolveTrainConfig } from '../../trainer/train/train-config.ts';
 import { type HookPoint, TrainerSession } from '../../trainer/train/trainer-session.ts';
-import { openTestStore, type TestStore } from '../support/open-test-store.ts';
 import { seedGroup, seedPolicy } from '../train/support/seed-groups.ts';
-import { useWasm, writeTinyModelDir } from '../train/support/tiny-policy.ts';
 import { recordFaultOutcome } from './support/fault-outcome.ts';
 import { type ReplicaForwarder, startReplicaForwarder } from './support/replica-forwarder.ts';
 import { type ServeModelProcess, startServeModelProcess } from './support/serve-model-process.ts';
+import { useTrainerRig } from '../train/support/trainer-rig.ts';
 
 const key = 'fleet-key';
 const names = ['A', 'B', 'C'] as const;
@@ -32,7 +28,6 @@ type Name = (typeof names)[number];
 
 let root: string;
 let modelDir: string;
-let testStore: TestStore;
 let store: Store;
 let sampler: PolicyModel;
 let tokenizer: ChatTokenizer;
@@ -52,14 +47,10 @@ async function killReplica(name: Name): Promise<void> {
   processes[name] = undefined;
 }
 
+const rig = useTrainerRig('edgerl-fleet-');
+
 beforeAll(async () => {
-  await useWasm();
-  root = await mkdtemp(join(tmpdir(), 'edgerl-fleet-'));
-  modelDir = join(root, 'model');
-  await writeTinyModelDir(modelDir);
-  [sampler, tokenizer] = await Promise.all([loadModel(modelDir), loadTokenizer(modelDir)]);
-  testStore = await openTestStore();
-  store = testStore.store;
+  ({ root, modelDir, sampler, tokenizer, store } = rig);
   for (const name of names) forwarders[name] = await startReplicaForwarder();
   await Promise.all(names.map((name) => startReplica(name)));
 }, 180_000);
@@ -68,9 +59,6 @@ afterAll(async () => {
   await edge?.close();
   await Promise.all(names.map((name) => processes[name]?.kill()));
   await Promise.all(names.map((name) => forwarders[name]?.close()));
-  sampler?.dispose();
-  await testStore?.close();
-  if (root) await rm(root, { recursive: true, force: true });
 });
 
 const url = (name: Name) => forwarders[name].url;

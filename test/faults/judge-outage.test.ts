@@ -3,14 +3,11 @@
 // as cli/train/run-train-job.ts), so it works on the embedded store too. While the judge fails, groups
 // stay `unscored` with their attempts, last error and next_score_at in SQL; after recovery each is
 // scored and trained exactly once; a group whose attempts run out ends `failed`, named as such.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../db/store.ts';
-import { loadModel, type PolicyModel } from '../../model/policy-model.ts';
+import type { PolicyModel } from '../../model/policy-model.ts';
 import type { ChatTokenizer } from '../../model/tokenizer/chat-tokenizer.ts';
-import { loadTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
 import { scoreAttemptsExhausted } from '../../protocol/score-retry.ts';
 import { type ServingModel, serveModel } from '../../serve/serve-model.ts';
 import { createJudgeClient } from '../../trainer/ruler/judge-client.ts';
@@ -25,28 +22,22 @@ import {
   type JudgeServer,
   startJudgeServer,
 } from '../doubles/judge-server.ts';
-import { openTestStore, type TestStore } from '../support/open-test-store.ts';
 import { seedGroup, seedPolicy } from '../train/support/seed-groups.ts';
-import { useWasm, writeTinyModelDir } from '../train/support/tiny-policy.ts';
 import { recordFaultOutcome } from './support/fault-outcome.ts';
+import { useTrainerRig } from '../train/support/trainer-rig.ts';
 
 let root: string;
 let modelDir: string;
-let testStore: TestStore;
 let store: Store;
 let serving: ServingModel;
 let sampler: PolicyModel;
 let tokenizer: ChatTokenizer;
 let judge: JudgeServer;
 
+const rig = useTrainerRig('edgerl-judge-outage-');
+
 beforeAll(async () => {
-  await useWasm();
-  root = await mkdtemp(join(tmpdir(), 'edgerl-judge-outage-'));
-  modelDir = join(root, 'model');
-  await writeTinyModelDir(modelDir);
-  [sampler, tokenizer] = await Promise.all([loadModel(modelDir), loadTokenizer(modelDir)]);
-  testStore = await openTestStore();
-  store = testStore.store;
+  ({ root, modelDir, sampler, tokenizer, store } = rig);
   serving = await serveModel({ modelDir, port: 0, log: () => {} });
   judge = await startJudgeServer();
 });
@@ -54,9 +45,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await serving?.close();
   await judge?.close();
-  sampler?.dispose();
-  await testStore?.close();
-  if (root) await rm(root, { recursive: true, force: true });
 });
 
 // One call per judging (no per-call retries), and a timeout short enough for the `hang` behaviour.

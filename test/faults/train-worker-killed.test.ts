@@ -3,48 +3,36 @@
 // is published, no step row is recorded, the groups are handed back untrained. The same session's
 // next cycle starts fresh workers and trains those groups once. Runs the in-process cycle of
 // `edgerl train --once` (TrainerSession + runCycle), so it works on the embedded store too.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../db/store.ts';
-import { loadModel, type PolicyModel } from '../../model/policy-model.ts';
+import type { PolicyModel } from '../../model/policy-model.ts';
 import type { ChatTokenizer } from '../../model/tokenizer/chat-tokenizer.ts';
-import { loadTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
 import { type ServingModel, serveModel } from '../../serve/serve-model.ts';
 import { type Progress, silentProgress } from '../../trainer/train/progress.ts';
 import { runCycle } from '../../trainer/train/run-cycle.ts';
 import { resolveTrainConfig } from '../../trainer/train/train-config.ts';
 import { TrainerSession } from '../../trainer/train/trainer-session.ts';
-import { openTestStore, type TestStore } from '../support/open-test-store.ts';
 import { seedGroup, seedPolicy } from '../train/support/seed-groups.ts';
-import { useWasm, writeTinyModelDir } from '../train/support/tiny-policy.ts';
 import { recordFaultOutcome } from './support/fault-outcome.ts';
+import { useTrainerRig } from '../train/support/trainer-rig.ts';
 
 let root: string;
 let modelDir: string;
-let testStore: TestStore;
 let store: Store;
 let serving: ServingModel;
 let sampler: PolicyModel;
 let tokenizer: ChatTokenizer;
 
+const rig = useTrainerRig('edgerl-worker-killed-');
+
 beforeAll(async () => {
-  await useWasm();
-  root = await mkdtemp(join(tmpdir(), 'edgerl-worker-killed-'));
-  modelDir = join(root, 'model');
-  await writeTinyModelDir(modelDir);
-  [sampler, tokenizer] = await Promise.all([loadModel(modelDir), loadTokenizer(modelDir)]);
-  testStore = await openTestStore();
-  store = testStore.store;
+  ({ root, modelDir, sampler, tokenizer, store } = rig);
   serving = await serveModel({ modelDir, port: 0, log: () => {} });
 });
 
 afterAll(async () => {
   await serving?.close();
-  sampler?.dispose();
-  await testStore?.close();
-  if (root) await rm(root, { recursive: true, force: true });
 });
 
 async function count(sql: string, params: unknown[]): Promise<number> {

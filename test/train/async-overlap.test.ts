@@ -5,49 +5,38 @@
 // before a training step ended and ended after it started (the step's own groups aside), groups
 // sampled by the versions the trainer published meanwhile, and each step's staleness and importance
 // statistics (--continuous turns the correction on).
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../db/store.ts';
 import type { ChatMessage } from '../../protocol/chat.ts';
-import { loadModel, type PolicyModel } from '../../model/policy-model.ts';
+import type { PolicyModel } from '../../model/policy-model.ts';
 import type { ChatTokenizer } from '../../model/tokenizer/chat-tokenizer.ts';
-import { loadTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
 import { silentProgress } from '../../trainer/train/progress.ts';
 import { runContinuous } from '../../trainer/train/run-continuous.ts';
 import { resolveTrainConfig } from '../../trainer/train/train-config.ts';
 import { TrainerSession } from '../../trainer/train/trainer-session.ts';
 import { uniqueName } from '../support/fixtures.ts';
-import { openTestStore, type TestStore } from '../support/open-test-store.ts';
 import { type InferenceDouble, startInferenceDouble } from './support/inference-double.ts';
 import { seedPolicy } from './support/seed-groups.ts';
-import { sampleTurn, useWasm, writeTinyModelDir } from './support/tiny-policy.ts';
+import { sampleTurn } from './support/tiny-policy.ts';
+import { useTrainerRig } from './support/trainer-rig.ts';
 
 let root: string;
 let modelDir: string;
-let testStore: TestStore;
 let store: Store;
 let inference: InferenceDouble;
 let sampler: PolicyModel;
 let tokenizer: ChatTokenizer;
 
+const rig = useTrainerRig('edgerl-async-overlap-');
+
 beforeAll(async () => {
-  await useWasm();
-  root = await mkdtemp(join(tmpdir(), 'edgerl-async-overlap-'));
-  modelDir = join(root, 'model');
-  await writeTinyModelDir(modelDir);
-  [sampler, tokenizer] = await Promise.all([loadModel(modelDir), loadTokenizer(modelDir)]);
-  testStore = await openTestStore();
-  store = testStore.store;
+  ({ root, modelDir, sampler, tokenizer, store } = rig);
   inference = await startInferenceDouble();
 });
 
 afterAll(async () => {
   await inference?.close();
-  sampler?.dispose();
-  await testStore?.close();
-  if (root) await rm(root, { recursive: true, force: true });
 });
 
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -4,48 +4,36 @@
 // weights, whose statistics in `training_steps` never exceed the cap and match the stored logprobs'
 // offsets; with the sampler equal to the trainer (staleness 0) the correction changes the update by
 // no more than float rounding, and with it off the step carries no importance statistics at all.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../db/store.ts';
-import { loadModel, type PolicyModel } from '../../model/policy-model.ts';
+import type { PolicyModel } from '../../model/policy-model.ts';
 import type { ChatTokenizer } from '../../model/tokenizer/chat-tokenizer.ts';
-import { loadTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
 import { silentProgress } from '../../trainer/train/progress.ts';
 import { runCycle } from '../../trainer/train/run-cycle.ts';
 import { resolveTrainConfig, type TrainConfigInput } from '../../trainer/train/train-config.ts';
 import { TrainerSession } from '../../trainer/train/trainer-session.ts';
 import { maxAbsDiff } from '../support/max-difference.ts';
-import { openTestStore, type TestStore } from '../support/open-test-store.ts';
 import { type InferenceDouble, startInferenceDouble } from './support/inference-double.ts';
 import { seedGroup, seedPolicy } from './support/seed-groups.ts';
-import { useWasm, writeTinyModelDir } from './support/tiny-policy.ts';
+import { useTrainerRig } from './support/trainer-rig.ts';
 
 let root: string;
 let modelDir: string;
-let testStore: TestStore;
 let store: Store;
 let inference: InferenceDouble;
 let sampler: PolicyModel;
 let tokenizer: ChatTokenizer;
 
+const rig = useTrainerRig('edgerl-async-');
+
 beforeAll(async () => {
-  await useWasm();
-  root = await mkdtemp(join(tmpdir(), 'edgerl-async-'));
-  modelDir = join(root, 'model');
-  await writeTinyModelDir(modelDir);
-  [sampler, tokenizer] = await Promise.all([loadModel(modelDir), loadTokenizer(modelDir)]);
-  testStore = await openTestStore();
-  store = testStore.store;
+  ({ root, modelDir, sampler, tokenizer, store } = rig);
   inference = await startInferenceDouble();
 });
 
 afterAll(async () => {
   await inference?.close();
-  sampler?.dispose();
-  await testStore?.close();
-  if (root) await rm(root, { recursive: true, force: true });
 });
 
 function config(policyName: string, overrides: Partial<TrainConfigInput> = {}) {

@@ -4,15 +4,13 @@
 // through the judge double; a failed publication leaves the previous version serving, says why, and
 // is finished by the next run without training again. One lineage per policy: a leased policy refuses a
 // second session, and a checkpoint behind the default restarts from the default.
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../db/store.ts';
-import { loadModel, type PolicyModel } from '../../model/policy-model.ts';
+import type { PolicyModel } from '../../model/policy-model.ts';
 import type { ChatTokenizer } from '../../model/tokenizer/chat-tokenizer.ts';
-import { loadTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
 import { createJudgeClient } from '../../trainer/ruler/judge-client.ts';
 import { resolveRulerConfig } from '../../trainer/ruler/ruler-config.ts';
 import { type ServingModel, serveModel } from '../../serve/serve-model.ts';
@@ -24,27 +22,21 @@ import { runCycle } from '../../trainer/train/run-cycle.ts';
 import { resolveTrainConfig, type TrainConfigInput } from '../../trainer/train/train-config.ts';
 import { PolicyLeasedError, type TrainerDeps, TrainerSession } from '../../trainer/train/trainer-session.ts';
 import { answerWith, type JudgeServer, startJudgeServer } from '../doubles/judge-server.ts';
-import { openTestStore, type TestStore } from '../support/open-test-store.ts';
 import { seedGroup, seedPolicy } from './support/seed-groups.ts';
-import { useWasm, writeTinyModelDir } from './support/tiny-policy.ts';
+import { useTrainerRig } from './support/trainer-rig.ts';
 
 let root: string;
 let modelDir: string;
-let testStore: TestStore;
 let store: Store;
 let serving: ServingModel;
 let sampler: PolicyModel;
 let tokenizer: ChatTokenizer;
 let judge: JudgeServer;
 
+const rig = useTrainerRig('edgerl-train-');
+
 beforeAll(async () => {
-  await useWasm();
-  root = await mkdtemp(join(tmpdir(), 'edgerl-train-'));
-  modelDir = join(root, 'model');
-  await writeTinyModelDir(modelDir);
-  [sampler, tokenizer] = await Promise.all([loadModel(modelDir), loadTokenizer(modelDir)]);
-  testStore = await openTestStore();
-  store = testStore.store;
+  ({ root, modelDir, sampler, tokenizer, store } = rig);
   serving = await serveModel({ modelDir, port: 0, log: () => {} });
   judge = await startJudgeServer();
 });
@@ -52,9 +44,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await serving?.close();
   await judge?.close();
-  sampler?.dispose();
-  await testStore?.close();
-  if (root) await rm(root, { recursive: true, force: true });
 });
 
 function config(policyName: string, overrides: Partial<TrainConfigInput> = {}) {

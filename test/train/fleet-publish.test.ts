@@ -3,26 +3,21 @@
 // acknowledged of two required): it stays `training`, the previous default keeps serving, the rows say
 // why; with the default of 1 the next run commits it with the replica that verified it, and the
 // unreachable one stays quarantined for it.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../db/store.ts';
-import { loadModel, type PolicyModel } from '../../model/policy-model.ts';
+import type { PolicyModel } from '../../model/policy-model.ts';
 import type { ChatTokenizer } from '../../model/tokenizer/chat-tokenizer.ts';
-import { loadTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
 import { type ServingModel, serveModel } from '../../serve/serve-model.ts';
 import { silentProgress } from '../../trainer/train/progress.ts';
 import { runCycle } from '../../trainer/train/run-cycle.ts';
 import { resolveTrainConfig } from '../../trainer/train/train-config.ts';
 import { TrainerSession } from '../../trainer/train/trainer-session.ts';
-import { openTestStore, type TestStore } from '../support/open-test-store.ts';
 import { seedGroup, seedPolicy } from './support/seed-groups.ts';
-import { useWasm, writeTinyModelDir } from './support/tiny-policy.ts';
+import { useTrainerRig } from './support/trainer-rig.ts';
 
 let root: string;
 let modelDir: string;
-let testStore: TestStore;
 let store: Store;
 let serving: ServingModel;
 let sampler: PolicyModel;
@@ -30,21 +25,14 @@ let tokenizer: ChatTokenizer;
 /** Nothing listens on the discard port: connections are refused. */
 const dead = 'http://127.0.0.1:9/v1';
 
+const rig = useTrainerRig('edgerl-fleet-train-');
+
 beforeAll(async () => {
-  await useWasm();
-  root = await mkdtemp(join(tmpdir(), 'edgerl-fleet-train-'));
-  modelDir = join(root, 'model');
-  await writeTinyModelDir(modelDir);
-  [sampler, tokenizer] = await Promise.all([loadModel(modelDir), loadTokenizer(modelDir)]);
-  testStore = await openTestStore();
-  store = testStore.store;
+  ({ root, modelDir, sampler, tokenizer, store } = rig);
   serving = await serveModel({ modelDir, port: 0, log: () => {} });
 });
 afterAll(async () => {
   await serving?.close();
-  sampler?.dispose();
-  await testStore?.close();
-  if (root) await rm(root, { recursive: true, force: true });
 });
 
 function config(minReplicas?: number) {

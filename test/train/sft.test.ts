@@ -1,15 +1,13 @@
 // `edgerl train --sft` in process: chosen trajectories (verifier reward ≥ 1) and JSONL demonstrations
 // are trained with next-token loss, published as a version, and leave the groups for RL; a GRPO run in
 // the same output directory then continues that adapter with fresh optimiser moments.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../db/store.ts';
 import type { ChatMessage } from '../../protocol/chat.ts';
-import { loadModel, type PolicyModel } from '../../model/policy-model.ts';
+import type { PolicyModel } from '../../model/policy-model.ts';
 import type { ChatTokenizer } from '../../model/tokenizer/chat-tokenizer.ts';
-import { loadTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
 import { type ServingModel, serveModel } from '../../serve/serve-model.ts';
 import { buildBatch } from '../../trainer/train/build-batch.ts';
 import { silentProgress } from '../../trainer/train/progress.ts';
@@ -17,34 +15,25 @@ import { runCycle } from '../../trainer/train/run-cycle.ts';
 import { readDemonstrations, runSft } from '../../trainer/train/sft.ts';
 import { resolveTrainConfig } from '../../trainer/train/train-config.ts';
 import { TrainerSession } from '../../trainer/train/trainer-session.ts';
-import { openTestStore, type TestStore } from '../support/open-test-store.ts';
 import { seedGroup, seedPolicy } from './support/seed-groups.ts';
-import { useWasm, writeTinyModelDir } from './support/tiny-policy.ts';
+import { useTrainerRig } from './support/trainer-rig.ts';
 
 let root: string;
 let modelDir: string;
-let testStore: TestStore;
 let store: Store;
 let serving: ServingModel;
 let sampler: PolicyModel;
 let tokenizer: ChatTokenizer;
 
+const rig = useTrainerRig('edgerl-sft-');
+
 beforeAll(async () => {
-  await useWasm();
-  root = await mkdtemp(join(tmpdir(), 'edgerl-sft-'));
-  modelDir = join(root, 'model');
-  await writeTinyModelDir(modelDir);
-  [sampler, tokenizer] = await Promise.all([loadModel(modelDir), loadTokenizer(modelDir)]);
-  testStore = await openTestStore();
-  store = testStore.store;
+  ({ root, modelDir, sampler, tokenizer, store } = rig);
   serving = await serveModel({ modelDir, port: 0, log: () => {} });
 });
 
 afterAll(async () => {
   await serving?.close();
-  sampler?.dispose();
-  await testStore?.close();
-  if (root) await rm(root, { recursive: true, force: true });
 });
 
 const demonstration: ChatMessage[] = [

@@ -2,14 +2,11 @@
 // current code offers: a group stored with a tool list that differs from its environment's, and a
 // group recorded through the edge's proxy from requests that carried `tools`. Rows stored without a
 // list are rendered without tools and counted.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { environments } from '../../edge/environments/environments.ts';
-import { loadModel, type PolicyModel } from '../../model/policy-model.ts';
+import type { PolicyModel } from '../../model/policy-model.ts';
 import type { ChatTokenizer } from '../../model/tokenizer/chat-tokenizer.ts';
-import { loadTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
 import { renderForTraining } from '../../model/tokenizer/render-for-training.ts';
 import type { ToolSpec } from '../../protocol/chat.ts';
 import type { StoredMessage } from '../../trainer/train/build-batch.ts';
@@ -22,7 +19,7 @@ import { TrainerSession } from '../../trainer/train/trainer-session.ts';
 import { type EdgeHarness, startEdgeHarness } from '../edge/support/edge-harness.ts';
 import { uniqueName } from '../support/fixtures.ts';
 import { seedGroup, seedPolicy } from './support/seed-groups.ts';
-import { useWasm, writeTinyModelDir } from './support/tiny-policy.ts';
+import { useTrainerRig } from './support/trainer-rig.ts';
 
 let root: string;
 let modelDir: string;
@@ -30,19 +27,15 @@ let sampler: PolicyModel;
 let tokenizer: ChatTokenizer;
 let h: EdgeHarness;
 
+const rig = useTrainerRig('edgerl-stored-tools-', { store: false });
+
 beforeAll(async () => {
-  await useWasm();
-  root = await mkdtemp(join(tmpdir(), 'edgerl-stored-tools-'));
-  modelDir = join(root, 'model');
-  await writeTinyModelDir(modelDir);
-  [sampler, tokenizer] = await Promise.all([loadModel(modelDir), loadTokenizer(modelDir)]);
+  ({ root, modelDir, sampler, tokenizer } = rig);
   h = await startEdgeHarness();
 });
 
 afterAll(async () => {
   await h?.close();
-  sampler?.dispose();
-  if (root) await rm(root, { recursive: true, force: true });
 });
 
 /** A tool list that is not multi-hop's (its code offers `lookup`). */
