@@ -63,7 +63,7 @@ try {
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 process.stdout.write(
   [
-    `\nbench:rollout-noise: ${served} frozen, ${config.rounds} rounds × ${config.groupsPerRound} groups × ${config.groupSize} at T ${config.rolloutTemperature}`,
+    `\nbench:rollout-noise: ${served} frozen, ${config.rounds} rounds × ${config.groupsPerRound} groups × ${config.groupSize} at T ${config.rolloutTemperature ?? config.temperature}`,
     `  rollout success per round: ${successes.map(pct).join(' ')}`,
     `  mean ${pct(successes.reduce((a, b) => a + b, 0) / successes.length)}, range ${pct(Math.min(...successes))}–${pct(Math.max(...successes))}`,
     `  largest fall below the best so far after round ${burnIn}: ${(100 * largestFallBelowBest(successes, burnIn)).toFixed(1)} points (the issue's bound: 15), with no training at all`,

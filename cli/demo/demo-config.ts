@@ -282,24 +282,29 @@ export const demoConfigSchema = z.strictObject({
    * Served with sampling, so evaluated with sampling (the probe's honest evaluation): the temperature
    * a user of the served policy gets, for validation and the A/B. 0.7 rather than 1: the warm-started
    * tiny model's long tail breaks calls mid-JSON at 1 (measured, same warm start and seed: 51 of 100
-   * start-arm episodes ended in malformed output at 1, 11 at 0.7). RL explores at --rollout-temperature.
+   * start-arm episodes ended in malformed output at 1, 11 at 0.7). RL rollouts too, unless --rollout-temperature.
    */
   temperature: documented(
     numberWhere((value) => value > 0 && value <= 2, 'in (0, 2] (the demo samples)').default(0.7),
-    { doc: 'sampling temperature of validation and the A/B eval', flag: 'temperature', arg: 'T' },
+    {
+      doc: 'sampling temperature of every rollout, RL (unless --rollout-temperature), validation and eval',
+      flag: 'temperature',
+      arg: 'T',
+    },
   ),
   /*
-   * The RL rounds' own sampling temperature; validation and the A/B sample at --temperature. At 0.7 a
-   * policy this small is nearly deterministic per task, so by mid-run most groups are all right or all
-   * wrong (no advantage, no gradient: seed 1 had 0–3 of 8 groups with spread from round 6 on, its
-   * validation stuck at 88%). At 1.0 (TRL GRPOConfig's default) 5–8 of 8 kept spread every round and
-   * the same start reached 100% validation, 92% held-out against 86% (docs/demo.md, session 8).
+   * The RL rounds' own sampling temperature; validation and the A/B sample at --temperature. 1.0 (TRL
+   * GRPOConfig's default) keeps reward spread where 0.7 loses it (seed 1: 5–8 of 8 groups with spread
+   * every round against 0–3 from round 6 on, 92% held-out against 86%), but it did not hold on other
+   * seeds: 76% against 90% on seed 2, 84% against 96% on seed 4, the same starts (docs/demo.md, session
+   * 8). So RL samples as the policy is served, unless this is set.
    */
   rolloutTemperature: documented(
-    numberWhere((value) => value > 0 && value <= 2, 'in (0, 2] (the demo samples)').default(1),
+    numberWhere((value) => value > 0 && value <= 2, 'in (0, 2] (the demo samples)').optional(),
     {
-      doc: "sampling temperature of the RL rounds' rollouts (validation and eval use --temperature)",
-      source: "TRL GRPOConfig's temperature 1.0",
+      doc: "sampling temperature of the RL rounds' rollouts only (validation and eval use --temperature)",
+      shownDefault: '--temperature',
+      source: "TRL GRPOConfig's temperature 1.0 was measured and not kept",
       flag: 'rollout-temperature',
       arg: 'T',
     },

@@ -39,10 +39,11 @@ describe('resampleCount', () => {
 });
 
 describe('rlGroupRequest', () => {
-  it('samples at --rollout-temperature (1 by default), not at the eval temperature', () => {
-    const config = resolveDemoConfig({});
-    expect(rlGroupRequest(config, 7).settings.temperature).toBe(1);
-    expect(config.temperature).toBe(0.7);
-    expect(rlGroupRequest(resolveDemoConfig({ rolloutTemperature: 0.7 }), 7).settings.temperature).toBe(0.7);
+  it('samples at --rollout-temperature when set, else at --temperature', () => {
+    expect(rlGroupRequest(resolveDemoConfig({}), 7).settings.temperature).toBe(0.7);
+    const hotter = resolveDemoConfig({ rolloutTemperature: 1 });
+    expect(rlGroupRequest(hotter, 7).settings.temperature).toBe(1);
+    // Validation and the A/B read --temperature, which stays as it was.
+    expect(hotter.temperature).toBe(0.7);
   });
 });

@@ -50,7 +50,7 @@ export function rlGroupRequest(config: DemoConfig, taskSeed: number) {
     taskSeed,
     policy: demoPolicyName,
     settings: {
-      temperature: config.rolloutTemperature,
+      temperature: config.rolloutTemperature ?? config.temperature,
       maxTokens: config.maxTokensPerTurn,
       seed: taskSeed % 2 ** 20,
     },
