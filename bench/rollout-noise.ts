@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { openStore } from '../db/drivers/open-store.ts';
 import { demoPaths, resolveDemoConfig } from '../cli/demo/demo-config.ts';
-import { rollOut } from '../cli/demo/rl-rounds.ts';
+import { rollOut, rolloutSuccessOf, rolloutTemperatureOf } from '../cli/demo/rl-rounds.ts';
 import { largestFallBelowBest } from '../cli/demo/stability.ts';
 import { startServices } from '../cli/demo/start-services.ts';
 import { flagValue } from './backend-flag.ts';
@@ -52,8 +52,7 @@ try {
     }));
     const { views, model } = await rollOut(config, services.client, starts, () => {});
     served = model;
-    const rewards = views.flatMap((view) => view.trajectories.map((t) => t.verifierReward ?? 0));
-    successes.push(rewards.reduce((a, b) => a + b, 0) / Math.max(1, rewards.length));
+    successes.push(rolloutSuccessOf(views).success);
     log(`round ${round}/${config.rounds}: ${(100 * (successes.at(-1) ?? 0)).toFixed(1)}% on ${model}`);
   }
 } finally {
@@ -63,7 +62,7 @@ try {
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 process.stdout.write(
   [
-    `\nbench:rollout-noise: ${served} frozen, ${config.rounds} rounds × ${config.groupsPerRound} groups × ${config.groupSize} at T ${config.rolloutTemperature ?? config.temperature}`,
+    `\nbench:rollout-noise: ${served} frozen, ${config.rounds} rounds × ${config.groupsPerRound} groups × ${config.groupSize} at T ${rolloutTemperatureOf(config)}`,
     `  rollout success per round: ${successes.map(pct).join(' ')}`,
     `  mean ${pct(successes.reduce((a, b) => a + b, 0) / successes.length)}, range ${pct(Math.min(...successes))}–${pct(Math.max(...successes))}`,
     `  largest fall below the best so far after round ${burnIn}: ${(100 * largestFallBelowBest(successes, burnIn)).toFixed(1)} points (the issue's bound: 15), with no training at all`,

@@ -50,11 +50,24 @@ export function rlGroupRequest(config: DemoConfig, taskSeed: number) {
     taskSeed,
     policy: demoPolicyName,
     settings: {
-      temperature: config.rolloutTemperature ?? config.temperature,
+      temperature: rolloutTemperatureOf(config),
       maxTokens: config.maxTokensPerTurn,
       seed: taskSeed % 2 ** 20,
     },
   } as const;
+}
+
+/** What the RL rounds sample at: --rollout-temperature, else the served --temperature. */
+export const rolloutTemperatureOf = (config: DemoConfig): number =>
+  config.rolloutTemperature ?? config.temperature;
+
+/** The episodes' mean verifier reward (an unrewarded episode counts 0): a round's rollout success. */
+export function rolloutSuccessOf(views: readonly GroupView[]): { success: number; episodes: number } {
+  const rewards = views.flatMap((view) => view.trajectories.map((t) => t.verifierReward ?? 0));
+  return {
+    success: rewards.reduce((a, b) => a + b, 0) / Math.max(1, rewards.length),
+    episodes: rewards.length,
+  };
 }
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
@@ -145,8 +158,7 @@ export async function rlRounds(
         views = [...views, ...next.views];
         model = next.model || model;
       }
-      const rewards = views.flatMap((view) => view.trajectories.map((t) => t.verifierReward ?? 0));
-      const rolloutSuccess = rewards.reduce((a, b) => a + b, 0) / Math.max(1, rewards.length);
+      const { success: rolloutSuccess, episodes } = rolloutSuccessOf(views);
       const signalGroups = views.filter(hasRewardSpread).length;
       const rolloutSeconds = (performance.now() - rolloutStarted) / 1000;
       stop.check();
@@ -163,7 +175,7 @@ export async function rlRounds(
       rounds.push({
         round,
         rolloutSuccess,
-        episodes: rewards.length,
+        episodes,
         groups: views.length,
         signalGroups,
         publishedVersion,
@@ -175,7 +187,7 @@ export async function rlRounds(
       bar.update(round, config.rounds);
       const extraNote = extra > 0 ? ` (${extra} resampled)` : '';
       progress.line(
-        `round ${round}/${config.rounds}: ${rewards.length} episodes on ${model}, success ${pct(rolloutSuccess)}, ` +
+        `round ${round}/${config.rounds}: ${episodes} episodes on ${model}, success ${pct(rolloutSuccess)}, ` +
           `${signalGroups}/${views.length} groups with spread${extraNote}` +
           (publishedVersion === null
             ? `; nothing published (${report.kind}), the next round reuses the same adapter`
