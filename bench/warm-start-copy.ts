@@ -4,7 +4,7 @@
 // demonstrations, tokens and optimiser as the demo (demoTrainConfig), trained in this thread unless
 // --workers N. Flags (each default is the demo's): --seeds 1,2 --steps N (the cap) --every K --lr X
 // --warmup K --schedule constant|cosine --give-up-rate X --batch N --demos N --probe N (held-out
-// demonstrations) --stop-at X (stop once next-key and value copy reach X). Reports, does not assert.
+// demonstrations) --stop-at X (stop as the demo's warm start does, copyReached). Reports, does not assert.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +12,13 @@ import { demoPaths, resolveDemoConfig } from '../cli/demo/demo-config.ts';
 import { demoExtraPieces } from '../cli/demo/start-services.ts';
 import { demoTrainConfig } from '../cli/demo/trainer-config.ts';
 import { demonstrationLines, probeDemonstrationLines } from '../cli/demo/warm-start.ts';
-import { copyAccuracy, copyShare, copyWeighted, describeCopyAccuracy } from '../cli/demo/copy-probe.ts';
+import {
+  copyAccuracy,
+  copyReached,
+  copyShare,
+  copyWeighted,
+  describeCopyAccuracy,
+} from '../cli/demo/copy-probe.ts';
 import { initModelDir } from '../model/init-model-dir.ts';
 import { loadModel } from '../model/policy-model.ts';
 import { createRng } from '../model/rng.ts';
@@ -31,7 +37,7 @@ const number = (name: string) => {
 };
 const seeds = (flagValue('seeds') ?? '1').split(',').map(Number);
 const every = number('every') ?? 50;
-const probeCount = number('probe') ?? 48;
+const probeCount = number('probe');
 const stopAt = number('stop-at');
 const warmup = number('warmup') ?? 0;
 const schedule = (flagValue('schedule') ?? 'constant') as 'constant' | 'cosine';
@@ -65,7 +71,7 @@ for (const seed of seeds) {
     `${demonstrationLines(demonstrations, seed, demo.demonstrationGiveUpRate).join('\n')}\n`,
   );
   const probeFile = join(root, 'probe.jsonl');
-  await writeFile(probeFile, `${probeDemonstrationLines(probeCount, seed).join('\n')}\n`);
+  await writeFile(probeFile, `${probeDemonstrationLines(probeCount ?? demo.sftProbe, seed).join('\n')}\n`);
   const [model, tokenizer] = await Promise.all([loadModel(paths.model), loadTokenizer(paths.model)]);
   const render = async (file: string) =>
     buildBatch(tokenizer, await readDemonstrations(file), {
@@ -134,12 +140,7 @@ for (const seed of seeds) {
         );
         lossSum = 0;
         tokenSum = 0;
-        if (
-          stopAt !== undefined &&
-          copyShare(accuracy, 'nextKey') >= stopAt &&
-          copyShare(accuracy, 'value') >= stopAt
-        )
-          break;
+        if (stopAt !== undefined && copyReached(accuracy, stopAt)) break;
       }
     }
   } finally {

@@ -1,25 +1,50 @@
 // The warm start's evidence that it learned to copy: teacher-forced accuracy, on held-out solved
 // demonstrations, of the tokens a multi-hop episode copies from its context: the start key from the
 // prompt, each next key from the latest tool result (`next "f"` → `{"key": "f"}`), and the value
-// (`value "5"` → the answer `value "5"`). These are the phase change of the warm start (docs/demo.md,
-// "Status"): a policy that follows keys but misses the value copy answers a wrong digit, and RL does
-// not find the copy from rewards alone. Teacher forcing (the demonstration's own prefix, argmax at
-// each copy) measures the copy apart from sampling and from earlier mistakes, so a few dozen
-// demonstrations tell a learned copy (near 100%) from chance (1 in 8 keys, 1 in 10 digits).
+// (`value "5"` → the answer `value "5"`), and the token that closes the answer after the value (`"`,
+// where a tool call's key closes with `"}}`). These are the phase change of the warm start
+// (docs/demo.md, "Status"): a policy that follows keys but misses the value copy answers a wrong
+// digit, and RL does not find the copy from rewards alone. Teacher forcing (the demonstration's own
+// prefix, argmax at each copy) measures the copy apart from sampling and from earlier mistakes, so a
+// few dozen demonstrations tell a learned copy (near 100%) from chance (1 in 8 keys, 1 in 10 digits).
+//
+// Counts are kept per symbol (each key letter, each digit) as well as per kind, because one weak
+// symbol is enough to sink RL: on seed 1 the warm start passed at 96% value copy while it copied the
+// digit 1 in 7 of 18 probe answers, and RL then taught it to close `value "1"` like a key
+// (`value "1"}}`), which the verifier rejects. Every task whose answer is 1 then failed in all eight
+// episodes of its group, so no group on those tasks had reward spread to learn from (session 9,
+// docs/demo.md). The stop rule (copyReached) therefore asks the weakest symbol of every kind.
 import * as tf from '@tensorflow/tfjs';
 import type { PolicyModel } from '../../model/policy-model.ts';
 import type { TrainingSequence } from '../../trainer/train/build-batch.ts';
 
-export const copyKinds = ['startKey', 'nextKey', 'value'] as const;
+export const copyKinds = ['startKey', 'nextKey', 'value', 'answerEnd'] as const;
 export type CopyKind = (typeof copyKinds)[number];
 
 /** A position whose target token is copied: ids[position + 1] is predicted from ids[0..position]. */
 export interface CopyTarget {
   readonly position: number;
   readonly kind: CopyKind;
+  /** The key letter or digit copied (for answerEnd, the digit the answer closes after). */
+  readonly symbol: string;
 }
 
-export type CopyAccuracy = Readonly<Record<CopyKind, { readonly right: number; readonly total: number }>>;
+export interface CopyCount {
+  readonly right: number;
+  readonly total: number;
+}
+
+export type CopyAccuracy = Readonly<
+  Record<CopyKind, CopyCount & { readonly bySymbol: Readonly<Record<string, CopyCount>> }>
+> & {
+  /**
+   * The mean probability of giving up at once: of the give-up answer's first token as each
+   * demonstration's first trained token (where the solved one opens its first call). Read when
+   * copyAccuracy is given `quitTokenId`. The demo's start is meant to quit about as often as its
+   * demonstrator, and this drifts far from it in a few dozen steps (below and warm-start.ts).
+   */
+  readonly quit?: number;
+};
 
 /** The token a key or value opens with in every place it appears (prompt, call, result, answer). */
 const quoteOpen = ' "';
@@ -27,7 +52,8 @@ const quoteOpen = ' "';
 /**
  * The copy targets of one rendered demonstration: trained tokens that are a single key letter or
  * digit right after ` "` (how the environment quotes both, edge/environments/multi-hop.ts). A digit
- * is the value; a letter before any tool response is the start key, after one the next key.
+ * is the value, and the trained token after it the answer's end; a letter before any tool response
+ * is the start key, after one the next key.
  */
 export function copyTargets(sequence: TrainingSequence, decodeToken: (id: number) => string): CopyTarget[] {
   const out: CopyTarget[] = [];
@@ -37,9 +63,12 @@ export function copyTargets(sequence: TrainingSequence, decodeToken: (id: number
     if (token === '<tool_response>') sawToolResult = true;
     if (sequence.targetMask[at - 1] !== 1) continue;
     if (decodeToken(sequence.ids[at - 1] as number) !== quoteOpen) continue;
-    if (/^[0-9]$/.test(token)) out.push({ position: at - 1, kind: 'value' });
-    else if (/^[a-z]{1,2}$/.test(token))
-      out.push({ position: at - 1, kind: sawToolResult ? 'nextKey' : 'startKey' });
+    if (/^[0-9]$/.test(token)) {
+      out.push({ position: at - 1, kind: 'value', symbol: token });
+      if (at + 1 < sequence.ids.length && sequence.targetMask[at] === 1)
+        out.push({ position: at, kind: 'answerEnd', symbol: token });
+    } else if (/^[a-z]{1,2}$/.test(token))
+      out.push({ position: at - 1, kind: sawToolResult ? 'nextKey' : 'startKey', symbol: token });
   }
   return out;
 }
@@ -55,19 +84,23 @@ export function copyWeighted(
   return { ...sequence, lossWeights };
 }
 
-/** Right and total per kind over `sequences`, argmax of the model's next-token logits, in batches. */
+/**
+ * Right and total per kind over `sequences`, argmax of the model's next-token logits, in batches;
+ * with `quitTokenId`, also the mean probability of that token opening the first trained turn.
+ */
 export async function copyAccuracy(
   model: PolicyModel,
   adapter: string | null,
   sequences: readonly TrainingSequence[],
   decodeToken: (id: number) => string,
-  options: { padTokenId: number; batchSize?: number },
+  options: { padTokenId: number; batchSize?: number; quitTokenId?: number },
 ): Promise<CopyAccuracy> {
-  const counts = Object.fromEntries(copyKinds.map((kind) => [kind, { right: 0, total: 0 }])) as Record<
-    CopyKind,
-    { right: number; total: number }
-  >;
+  type Count = { right: number; total: number };
+  const counts = Object.fromEntries(
+    copyKinds.map((kind) => [kind, { right: 0, total: 0, bySymbol: {} }]),
+  ) as Record<CopyKind, Count & { bySymbol: Record<string, Count> }>;
   const batchSize = options.batchSize ?? 16;
+  let quitSum = 0;
   for (let start = 0; start < sequences.length; start += batchSize) {
     const chunk = sequences.slice(start, start + batchSize);
     const t = Math.max(...chunk.map((sequence) => sequence.ids.length));
@@ -78,18 +111,36 @@ export async function copyAccuracy(
     const attentionMask = chunk.map((sequence) =>
       Array.from({ length: t }, (_, at) => (at < sequence.ids.length ? 1 : 0)),
     );
-    const argmax = tf.tidy(() => tf.argMax(model.forwardLogits(ids, { adapter, attentionMask }), 2)); // [B, T]
+    const quitToken = options.quitTokenId;
+    const [argmax, quit] = tf.tidy(() => {
+      const logits = model.forwardLogits(ids, { adapter, attentionMask }); // [B, T, V]
+      if (quitToken === undefined) return [tf.argMax(logits, 2), undefined]; // [B, T]
+      const opening = tf.gatherND(
+        logits,
+        chunk.map((sequence, row) => [row, sequence.targetMask.indexOf(1)]),
+      ) as tf.Tensor2D; // [B, V]
+      return [tf.argMax(logits, 2), tf.sum(tf.slice(tf.softmax(opening), [0, quitToken], [-1, 1]))];
+    });
     const best = (await argmax.data()) as Int32Array;
     argmax.dispose();
+    if (quit) {
+      quitSum += (await quit.data())[0] as number;
+      quit.dispose();
+    }
     chunk.forEach((sequence, row) => {
       for (const target of copyTargets(sequence, decodeToken)) {
         const count = counts[target.kind];
+        count.bySymbol[target.symbol] ??= { right: 0, total: 0 };
+        const symbol = count.bySymbol[target.symbol] as Count;
+        const right = best[row * t + target.position] === sequence.ids[target.position + 1] ? 1 : 0;
         count.total += 1;
-        if (best[row * t + target.position] === sequence.ids[target.position + 1]) count.right += 1;
+        count.right += right;
+        symbol.total += 1;
+        symbol.right += right;
       }
     });
   }
-  return counts;
+  return options.quitTokenId === undefined ? counts : { ...counts, quit: quitSum / sequences.length };
 }
 
 /** The share right of one kind (NaN when there were none). */
@@ -98,8 +149,43 @@ export function copyShare(accuracy: CopyAccuracy, kind: CopyKind): number {
   return total === 0 ? Number.NaN : right / total;
 }
 
-/** `start key 100%, next key 97%, value 41%` */
+/** The symbol of `kind` copied least often, and its share (undefined when there were none). */
+export function weakestSymbol(
+  accuracy: CopyAccuracy,
+  kind: CopyKind,
+): { readonly symbol: string; readonly share: number; readonly count: CopyCount } | undefined {
+  let weakest: { symbol: string; share: number; count: CopyCount } | undefined;
+  for (const [symbol, count] of Object.entries(accuracy[kind].bySymbol).sort()) {
+    const share = count.right / count.total;
+    if (!weakest || share < weakest.share) weakest = { symbol, share, count };
+  }
+  return weakest;
+}
+
+/** The warm start's stop rule: every kind's share, and its weakest symbol's, at least `stopAt`. */
+export function copyReached(accuracy: CopyAccuracy, stopAt: number): boolean {
+  return copyKinds.every(
+    (kind) => copyShare(accuracy, kind) >= stopAt && (weakestSymbol(accuracy, kind)?.share ?? 0) >= stopAt,
+  );
+}
+
+const kindLabels: Record<CopyKind, string> = {
+  startKey: 'start key',
+  nextKey: 'next key',
+  value: 'value',
+  answerEnd: 'answer end',
+};
+
+/** `start key 100%, next key 97%, value 41% (weakest "1" 2/5), answer end 100%; quits 37%` */
 export function describeCopyAccuracy(accuracy: CopyAccuracy): string {
-  const pct = (kind: CopyKind) => `${(100 * copyShare(accuracy, kind)).toFixed(0)}%`;
-  return `start key ${pct('startKey')}, next key ${pct('nextKey')}, value ${pct('value')}`;
+  const quit = accuracy.quit === undefined ? '' : `; quits ${(100 * accuracy.quit).toFixed(0)}%`;
+  return `${copyKinds
+    .map((kind) => {
+      const share = `${kindLabels[kind]} ${(100 * copyShare(accuracy, kind)).toFixed(0)}%`;
+      const weakest = weakestSymbol(accuracy, kind);
+      return weakest && weakest.share < 1
+        ? `${share} (weakest "${weakest.symbol}" ${weakest.count.right}/${weakest.count.total})`
+        : share;
+    })
+    .join(', ')}${quit}`;
 }
