@@ -7,23 +7,10 @@
 // strings must be valid UTF-8 (RFC 3629), no control characters, no leading zeros. Deliberate limits:
 // whitespace runs of at most `maxWhitespace` bytes (a model cannot spend its tokens on indentation),
 // numbers that stay finite doubles (json-number-frame.ts), and keys and enum strings in the one
-// spelling JSON.stringify writes (json-string-frame.ts).
-import type {
-  ArrayNode,
-  FreeTextNode,
-  GrammarNode,
-  JsonNode,
-  ObjectNode,
-  RepeatNode,
-  SequenceNode,
-} from './grammar-node.ts';
-import {
-  type NumberFrame,
-  numberCanEnd,
-  numberFrameKey,
-  startNumberFrame,
-  stepNumberFrame,
-} from './json-number-frame.ts';
+// spelling JSON.stringify writes (json-string-frame.ts). The frames and a state's identity are in
+// automaton-state.ts.
+import type { GrammarNode, ObjectNode } from './grammar-node.ts';
+import { numberCanEnd, startNumberFrame, stepNumberFrame } from './json-number-frame.ts';
 import {
   emptyString,
   otherKey,
@@ -31,76 +18,18 @@ import {
   stepStringFrame,
   stringFrameKey,
 } from './json-string-frame.ts';
+import type {
+  ArrayFrame,
+  AutomatonState,
+  FreeFrame,
+  Frame,
+  ObjectFrame,
+  Thread,
+  ValueFrame,
+} from './automaton-state.ts';
 
 /** Longest run of JSON whitespace bytes accepted between two tokens. */
 export const maxWhitespace = 32;
-interface RootFrame {
-  readonly k: 'root';
-  readonly done: boolean;
-}
-interface ValueFrame {
-  readonly k: 'value';
-  readonly node: JsonNode;
-  readonly ws: number;
-}
-type ObjectPhase = 'open' | 'key' | 'colon' | 'value' | 'after' | 'comma';
-interface ObjectFrame {
-  readonly k: 'object';
-  readonly node: ObjectNode;
-  readonly phase: ObjectPhase;
-  /** Keys written so far (only tracked when the object has known properties or required keys). */
-  readonly seen: readonly string[];
-  readonly key: string;
-  readonly ws: number;
-}
-type ArrayPhase = 'open' | 'value' | 'after';
-interface ArrayFrame {
-  readonly k: 'array';
-  readonly node: ArrayNode;
-  readonly phase: ArrayPhase;
-  readonly count: number;
-  readonly ws: number;
-}
-interface TextFrame {
-  readonly k: 'text';
-  readonly id: number;
-  readonly bytes: Uint8Array;
-  readonly at: number;
-}
-interface SequenceFrame {
-  readonly k: 'sequence';
-  readonly node: SequenceNode;
-  readonly index: number;
-}
-interface RepeatFrame {
-  readonly k: 'repeat';
-  readonly node: RepeatNode;
-  readonly count: number;
-}
-interface FreeFrame {
-  readonly k: 'free';
-  readonly node: FreeTextNode;
-  readonly match: number;
-}
-type Frame =
-  | RootFrame
-  | ValueFrame
-  | ObjectFrame
-  | ArrayFrame
-  | StringFrame
-  | NumberFrame
-  | TextFrame
-  | SequenceFrame
-  | RepeatFrame
-  | FreeFrame;
-
-export interface Thread {
-  readonly frame: Frame;
-  readonly up: Thread | null;
-}
-
-/** A non-empty set of live threads. */
-export type AutomatonState = readonly Thread[];
 
 const on = (frame: Frame, up: Thread | null): Thread => ({ frame, up });
 
@@ -445,51 +374,4 @@ function threadAcceptsAbove(up: Thread | null): boolean {
 /** The output so far is complete: the sequence may stop here. */
 export function stateAccepts(state: AutomatonState): boolean {
   return state.some(threadAccepts);
-}
-
-function frameKey(frame: Frame): string {
-  switch (frame.k) {
-    case 'root':
-      return frame.done ? 'R1' : 'R0';
-    case 'value':
-      return `v${nodeId(frame.node)},${frame.ws}`;
-    case 'object':
-      return `o${frame.node.id},${frame.phase},${frame.ws},${JSON.stringify(frame.seen)},${JSON.stringify(frame.key)}`;
-    case 'array':
-      return `a${frame.node.id},${frame.phase},${frame.count},${frame.ws}`;
-    case 'string':
-      return stringFrameKey(frame);
-    case 'number':
-      return numberFrameKey(frame);
-    case 'text':
-      return `t${frame.id},${frame.at}`;
-    case 'sequence':
-      return `q${frame.node.id},${frame.index}`;
-    case 'repeat':
-      return `r${frame.node.id},${frame.count}`;
-    case 'free':
-      return `f${frame.node.id},${frame.match}`;
-  }
-}
-
-const nodeId = (node: JsonNode) => node.id;
-
-function threadKey(thread: Thread): string {
-  let key = '';
-  for (let at: Thread | null = thread; at; at = at.up) key += `${frameKey(at.frame)}|`;
-  return key;
-}
-
-/**
- * The state without duplicate threads, and a key equal for equal states (threads that would accept
- * the same bytes): what the token masks are cached by.
- */
-export function canonicalState(state: AutomatonState): { state: AutomatonState; key: string } {
-  const byKey = new Map<string, Thread>();
-  for (const thread of state) {
-    const key = threadKey(thread);
-    if (!byKey.has(key)) byKey.set(key, thread);
-  }
-  const keys = [...byKey.keys()].sort();
-  return { state: keys.map((key) => byKey.get(key) as Thread), key: keys.join('\n') };
 }

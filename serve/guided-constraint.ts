@@ -5,13 +5,8 @@
 // by state key, so a state that recurs (inside a long string, in the next turn of an episode) costs a
 // map lookup. Special tokens other than the stops are never allowed: their text is skipped in the
 // output, so the text would not be what the automaton saw.
-import {
-  type AutomatonState,
-  canonicalState,
-  stateAccepts,
-  startState,
-  stepState,
-} from './grammar-automaton.ts';
+import { type AutomatonState, canonicalState } from './automaton-state.ts';
+import { stateAccepts, startState, stepState } from './grammar-automaton.ts';
 import type { GrammarNode } from './grammar-node.ts';
 import type { VocabularyTrie } from './vocabulary-trie.ts';
 

@@ -3,13 +3,8 @@
 // schema without the grammar compiler; random walks over the bytes an automaton allows; and feeding a
 // text through an automaton. Leaves out any assertion.
 import type { Rng } from '../../model/rng.ts';
-import {
-  type AutomatonState,
-  maxWhitespace,
-  stateAccepts,
-  startState,
-  stepState,
-} from '../../serve/grammar-automaton.ts';
+import type { AutomatonState } from '../../serve/automaton-state.ts';
+import { maxWhitespace, stateAccepts, startState, stepState } from '../../serve/grammar-automaton.ts';
 import type { GrammarNode } from '../../serve/grammar-node.ts';
 
 const encoder = new TextEncoder();
