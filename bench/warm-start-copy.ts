@@ -4,7 +4,7 @@
 // demonstrations, tokens and optimiser as the demo (demoTrainConfig), trained in this thread unless
 // --workers N. Flags (each default is the demo's): --seeds 1,2 --steps N (the cap) --every K --lr X
 // --warmup K --schedule constant|cosine --give-up-rate X --batch N --demos N --probe N (held-out
-// demonstrations) --stop-at X (stop as the demo's warm start does, copyReached). Reports, does not assert.
+// demonstrations) --stop-at X (stop on the demo's copy rule, copyReached; its give-up check is left out). Reports, does not assert.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -127,6 +127,7 @@ export async function warmStart(
   const steps = config.sftEpochs * Math.ceil(config.sftDemonstrations / config.sftBatch);
   const bar = deps.progress.bar('warm start', { unit: 'steps', total: steps, countsSteps: true });
   const probe = await probeSequences(config, paths, session);
+  const quitTokenId = session.tokenizer.encode(giveUpAnswer)[0] as number;
   let copy: CopyAccuracy | undefined;
   let reached = false;
   try {
@@ -140,7 +141,7 @@ export async function warmStart(
         if (probe.length === 0 || (taken % copyProbeEvery !== 0 && taken !== steps)) return 'continue';
         copy = await copyAccuracy(session.model, session.adapterName, probe, decodeOf(session), {
           padTokenId: session.tokenizer.padTokenId,
-          quitTokenId: session.tokenizer.encode(giveUpAnswer)[0] as number,
+          quitTokenId,
         });
         reached =
           copyReached(copy, config.sftStopAt) &&
