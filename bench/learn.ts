@@ -94,7 +94,7 @@ for (const arm of summary.ab.arms)
   lines.push(`  ${arm.name.padEnd(5)} ${arm.adapterName.padEnd(9)} ${describeArm(summary.ab, arm)}`);
 const c = summary.config;
 lines.push(
-  `  config: ${c.preset}, embedding std ${c.embeddingStd}, LoRA r ${c.loraRank} α ${2 * c.loraRank} A ${c.loraInitA}${c.loraTrainA ? '' : ' (frozen)'}; SFT ${c.sftDemonstrations} demos (give-up rate ${c.demonstrationGiveUpRate}) × ${c.sftEpochs} epochs / batch ${c.sftBatch} at lr ${c.sftLearningRate}, copy weight ${c.sftCopyWeight}, stop at ${c.sftStopAt} with quits within ${c.sftQuitWithin} (probe ${c.sftProbe}); RL ${c.rounds} rounds × ${c.groupsPerRound} groups × ${c.groupSize} at lr ${c.rlLearningRate} (${c.lrSchedule}, warm-up ${c.lrWarmupSteps}), resample ≤ ${c.resampleGroups}; T ${c.temperature}${c.rolloutTemperature === undefined ? '' : `, rollouts T ${c.rolloutTemperature}`}`,
+  `  config: ${c.preset}, embedding std ${c.embeddingStd}, LoRA r ${c.loraRank} α ${2 * c.loraRank} A ${c.loraInitA}${c.loraTrainA ? '' : ' (frozen)'}; SFT ${c.sftDemonstrations} demos (give-up rate ${c.demonstrationGiveUpRate}) × ${c.sftEpochs} epochs / batch ${c.sftBatch} at lr ${c.sftLearningRate}, copy weight ${c.sftCopyWeight}, stop at ${c.sftStopAt} with quits within ${c.sftQuitWithin} (probe ${c.sftProbe}); RL ${c.rounds} rounds × ${c.groupsPerRound} groups × ${c.groupSize} at lr ${c.rlLearningRate} (${c.lrSchedule}, warm-up ${c.lrWarmupSteps}), resample ≤ ${c.resampleGroups}, replay ${c.replay}${c.replay > 0 ? ` × ${c.replayWeight}` : ''}; T ${c.temperature}${c.rolloutTemperature === undefined ? '' : `, rollouts T ${c.rolloutTemperature}`}`,
 );
 const t = summary.ab.comparisons[0];
 lines.push(

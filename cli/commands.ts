@@ -15,7 +15,7 @@ export interface CommandEntry {
 export const commands: readonly CommandEntry[] = [
   {
     name: ['demo'],
-    summary: 'Run the whole loop on this machine and show the agent learning (offline, ~10 min)',
+    summary: 'Run the whole loop on this machine and show the agent learning (offline, ~3 min on 2 cores)',
     load: () => import('./commands/demo.ts').then((m) => m.demoCommand),
   },
   {

@@ -21,6 +21,7 @@ import { getTrajectoryHead } from './store/get-trajectory-head.ts';
 import { groupTurnsAfter } from './store/group-turns-after.ts';
 import { ingestTrajectories } from './store/ingest-trajectories.ts';
 import { releaseGroups, renewLease } from './store/leases.ts';
+import { replayTrajectories } from './store/replay-trajectories.ts';
 import { latestJudgeScores } from './store/latest-judge-scores.ts';
 import { listAbExperiments } from './store/list-ab-experiments.ts';
 import { listGroups } from './store/list-groups.ts';
@@ -94,6 +95,7 @@ export const storeFunctions = {
   markGroupUnscored,
   setFinalRewards,
   selectTrajectories,
+  replayTrajectories,
   claimGroups,
   countClaimableGroups,
   renewLease,

@@ -29,6 +29,7 @@ export function demoTrainConfig(
     seed: config.seed,
     // 0: the backend's default (trainer/train/workers/worker-count.ts).
     workers: config.workers === 0 ? null : config.workers,
+    replay: { sequences: config.replay, weight: config.replayWeight },
     // Keeps every round's checkpoint for a demo of 10–20 rounds (they are small: LoRA on a tiny model).
     keepCheckpoints: 100,
     // Weight decay off in both phases: it pulls the adapter back towards the random base, and the

@@ -233,6 +233,56 @@ describe('edgerl train --once (in process)', () => {
     }
   });
 
+  it("--replay trains an earlier group's best success beside the next step, never the step's own", async () => {
+    const { base } = await seedPolicy(store, 'agent-replay');
+    const first = await seedGroup(store, sampler, tokenizer, {
+      versionId: base.id,
+      rewards: [0, 1],
+      seed: 31,
+    });
+    const session = await TrainerSession.open(
+      config('agent-replay', { groupsPerStep: 1, replay: { sequences: 4 } }),
+      deps(),
+    );
+    try {
+      const stepMetrics = async (versionId: string) =>
+        (
+          (await row(
+            `select s.metrics from training_steps s join policy_versions v on v.training_run_id = s.training_run_id
+             where v.id = $1 order by s.step desc limit 1`,
+            [versionId],
+          )) as [Record<string, number>]
+        )[0];
+      const one = await runCycle(session);
+      if (one.kind !== 'published') throw new Error(`not published: ${one.kind}`);
+      // Nothing was trained before: no replay, and no replay metrics.
+      expect((await stepMetrics(one.versionId))['replay/sequences']).toBeUndefined();
+
+      const second = await seedGroup(store, sampler, tokenizer, {
+        versionId: one.versionId,
+        rewards: [1, 0],
+        seed: 32,
+      });
+      const before = await trainedLogprobSums(
+        session.model,
+        [first.trajectoryIds[1] as string],
+        session.adapterName,
+      );
+      const two = await runCycle(session);
+      if (two.kind !== 'published') throw new Error(`not published: ${two.kind}`);
+      expect(two.groupIds).toEqual([second.groupId]);
+      const metrics = await stepMetrics(two.versionId);
+      // The first group's success alone: its failure is below --replay-min-reward 1, and the second group is the step's.
+      expect(metrics['replay/sequences']).toBe(1);
+      // Its token-mean NLL at the step's start: −Σ logprob over its one sampled turn's tokens.
+      const { turns } = await store.getTrajectory(first.trajectoryIds[1] as string);
+      const tokens = turns.find((turn) => turn.role === 'assistant')?.completionTokenIds?.length ?? 0;
+      expect(metrics['replay/loss']).toBeCloseTo(-(before[0] as number) / tokens, 4);
+    } finally {
+      await session.close();
+    }
+  });
+
   it('scores with RULER (the judge double) before training', async () => {
     const { policy, base } = await seedPolicy(store, 'agent-r');
     const seeded = await seedGroup(store, sampler, tokenizer, {

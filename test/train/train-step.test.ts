@@ -7,7 +7,8 @@ import { AdamW } from '../../trainer/grpo/adamw.ts';
 import { clipDefaults } from '../../trainer/grpo/loss-config.ts';
 import type { PolicyModel } from '../../model/policy-model.ts';
 import type { TrainingSequence } from '../../trainer/train/build-batch.ts';
-import { type Objective, trainStep } from '../../trainer/train/train-step.ts';
+import { stepNormaliser } from '../../trainer/grpo/aggregate.ts';
+import { type Objective, sequenceGradients, trainStep } from '../../trainer/train/train-step.ts';
 import { tinyModel, useWasm } from './support/tiny-policy.ts';
 
 beforeAll(async () => {
@@ -286,6 +287,56 @@ describe('trainStep: bookkeeping', () => {
     const adapterAfter = await Promise.all(model.trainableVariables(adapter).map((v) => v.data()));
     for (const [index, data] of baseAfter.entries()) expect(data).toEqual(base[index]);
     for (const [index, data] of adapterAfter.entries()) expect(data).not.toEqual(adapterBefore[index]);
+    model.dispose();
+    optimizer.dispose();
+  });
+});
+
+describe('trainStep: replay beside a GRPO step', () => {
+  it('adds weight × the replayed token-mean NLL gradient to the GRPO gradient, and reports that NLL', async () => {
+    const seqs = [sequence('a', idsA, 5, 1), sequence('b', idsB, 3, -1)];
+    const replayed = [sequence('r1', idsB, 4, 1), sequence('r2', idsA.slice(0, 10), 6, 1)];
+    const weight = 0.5;
+    const { model, optimizer } = setup();
+    // The two parts by hand, each over its own normaliser, before the step moves the adapter.
+    const part = async (set: readonly TrainingSequence[], objective: Objective) =>
+      sequenceGradients(
+        model,
+        adapter,
+        set,
+        stepNormaliser(set.map((s) => s.trainedTokens)),
+        stepOptions(objective),
+      );
+    const policy = await part(seqs, grpo('cispo'));
+    const sft = await part(replayed, { kind: 'sft' });
+    const expectedNorm = tf.tidy(() =>
+      Math.sqrt(
+        policy.grads.reduce(
+          (sum, grad, index) =>
+            sum +
+            (tf
+              .sum(tf.square(tf.add(grad, tf.mul(sft.grads[index] as tf.Tensor, weight))))
+              .dataSync()[0] as number),
+          0,
+        ),
+      ),
+    );
+    tf.dispose([...policy.grads, ...sft.grads]);
+    const logprobs = await trainedLogprobs(model, replayed);
+    const nll = -logprobs.reduce((sum, row) => sum + row.sum, 0) / (4 + 6);
+
+    const before = tf.memory().numTensors;
+    const result = await trainStep(model, adapter, optimizer, seqs, {
+      ...stepOptions(grpo('cispo')),
+      replay: { sequences: replayed, weight },
+    });
+    expect(tf.memory().numTensors).toBe(before);
+    expect(Math.abs(result.gradNorm - expectedNorm) / expectedNorm).toBeLessThan(1e-4);
+    expect(result.replay?.sequences).toBe(2);
+    const replayLoss = result.replay?.microBatches.reduce((sum, batch) => sum + batch.loss, 0) ?? Number.NaN;
+    expect(Math.abs(replayLoss - nll)).toBeLessThan(1e-5);
+    // The GRPO part's own sums are reported apart, unchanged by the replay.
+    expect(result.microBatches.reduce((sum, batch) => sum + batch.tokens, 0)).toBe(8);
     model.dispose();
     optimizer.dispose();
   });

@@ -11,6 +11,7 @@ import { type FinishOutcome, finishCheckpoint } from './finish-checkpoint.ts';
 import { LeaseKeeper } from './lease-keeper.ts';
 import { scheduledLearningRate } from './lr-schedule.ts';
 import { prepareStep, trajectoryNotes } from './prepare-step.ts';
+import { replaySequences } from './replay.ts';
 import { formatStepLine, stepRecordMetrics } from './step-summary.ts';
 import { trainStep } from './train-step.ts';
 import type { TrainerSession } from './trainer-session.ts';
@@ -72,6 +73,7 @@ export async function runCycle(session: TrainerSession): Promise<CycleReport> {
         session.optimizer.step + 1,
         config.lrSchedule,
       );
+      const replayed = await replaySequences(session, step, prepared.used);
       const started = performance.now();
       const startedAt = new Date().toISOString();
       const result = await trainStep(
@@ -97,6 +99,7 @@ export async function runCycle(session: TrainerSession): Promise<CycleReport> {
           learningRate,
           padTokenId: session.tokenizer.padTokenId,
           workers: session.workers,
+          ...(replayed.length > 0 ? { replay: { sequences: replayed, weight: config.replay.weight } } : {}),
           onMicroBatch: (done, total, tokens) =>
             progress.microBatch(step, done, total, tokens, (performance.now() - started) / 1000),
         },

@@ -13,8 +13,8 @@ import { type StepRecord, writeCheckpoint } from './checkpoint.ts';
 import { finishCheckpoint } from './finish-checkpoint.ts';
 import { LeaseKeeper } from './lease-keeper.ts';
 import { trajectoryNotes } from './prepare-step.ts';
-import { storedMessages } from './stored-messages.ts';
-import { storedTools, toolsMissingLine } from './stored-tools.ts';
+import { toolsMissingLine } from './stored-tools.ts';
+import { storedTrajectoryInput } from './stored-trajectory-input.ts';
 import { type CycleReport, finishPendingCheckpoint, reportFinish } from './run-cycle.ts';
 import { formatStepLine, sftRecordMetrics } from './step-summary.ts';
 import { trainStep } from './train-step.ts';
@@ -181,16 +181,7 @@ async function gatherData(session: TrainerSession): Promise<TrajectoryInput[]> {
     ...(sft.env ? { env: sft.env } : {}),
   });
   const inputs: TrajectoryInput[] = [];
-  for (const row of rows) {
-    const { trajectory, turns } = await deps.store.getTrajectory(row.id);
-    inputs.push({
-      trajectoryId: trajectory.id,
-      groupId: trajectory.groupId,
-      messages: storedMessages({ ...trajectory, turns }),
-      ...storedTools(trajectory),
-      advantage: 1,
-    });
-  }
+  for (const row of rows) inputs.push(await storedTrajectoryInput(deps.store, row.id, 1));
   const toolsMissing = rows.filter((row) => row.tools === null).length;
   if (toolsMissing > 0) deps.progress.line(toolsMissingLine(toolsMissing));
   if (sft.demonstrationsFile) inputs.push(...(await readDemonstrations(sft.demonstrationsFile)));

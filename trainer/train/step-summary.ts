@@ -39,6 +39,13 @@ export function stepRecordMetrics(
     ...throughput(result, base.tokens),
     ...tokenReport(batch),
     ...(input.staleness ? offPolicyMetrics(batch, input.staleness) : {}),
+    ...(result.replay
+      ? {
+          'replay/sequences': result.replay.sequences,
+          // Its micro-batches share one normaliser, so their losses sum to the token mean.
+          'replay/loss': result.replay.microBatches.reduce((sum, b) => sum + b.loss, 0),
+        }
+      : {}),
   });
 }
 
@@ -126,6 +133,8 @@ export function formatStepLine(step: number, metrics: Record<string, number>): s
       `is ${fixed(metrics['is/weight_mean'], 2)} (${fixed(100 * (metrics['is/truncated_fraction'] ?? 0), 1)}% at cap)`,
     );
   }
+  if (metrics['replay/sequences'])
+    parts.push(`replay ${metrics['replay/sequences']} × nll ${fixed(metrics['replay/loss'], 3)}`);
   parts.push(`grad ${fixed(metrics['grad/norm'], 3)}`);
   parts.push(`${Math.round(metrics['tokens/per_second'] ?? 0).toLocaleString('en-US')} tok/s`);
   parts.push(`${metrics.sequences ?? 0} seq`);

@@ -14,6 +14,7 @@ import { inferenceEndpointSchema } from './inference-endpoint.ts';
 import { loraSettingsSchema } from './lora-settings.ts';
 import { lrScheduleSettingsSchema } from './lr-schedule-settings.ts';
 import { offPolicySettingsSchema } from './off-policy-settings.ts';
+import { replaySettingsSchema } from './replay-settings.ts';
 import { scoreRetrySettingsSchema } from './score-retry-settings.ts';
 import { sftSection, sftSettingsSchema } from './sft-settings.ts';
 import { trainConfigChecks } from './train-config-checks.ts';
@@ -21,6 +22,7 @@ import { trainConfigChecks } from './train-config-checks.ts';
 export type { InferenceEndpoint, InferenceFleet } from './inference-endpoint.ts';
 export type { LoraShape } from './lora-settings.ts';
 export type { OffPolicySettings } from './off-policy-settings.ts';
+export type { ReplaySettings } from './replay-settings.ts';
 export { type SftRewardField, type SftSettings, sftRewardFields } from './sft-settings.ts';
 
 export const rewardModes = ['ruler', 'verifier', 'ruler+verifier'] as const;
@@ -171,6 +173,7 @@ export const trainConfigSchema = z
     loss: lossConfigSchema.prefault({}),
     lrSchedule: lrScheduleSettingsSchema,
     offPolicy: offPolicySettingsSchema,
+    replay: replaySettingsSchema,
     groupsPerStep: documented(intBetween(1, 1000).default(8), {
       doc: 'groups claimed per optimiser step',
       source: 'an edgerl choice: with groups of 4–8 episodes, 32–64 episodes a step',

@@ -37,6 +37,9 @@ export interface TrainStepOptions extends GradientOptions {
   readonly onMicroBatch?: MicroBatchProgress;
   /** Where the gradients are computed; undefined: in this thread. */
   readonly workers?: GradientWorkers;
+  /** Sequences trained with next-token loss beside a GRPO step (replay.ts), their token-mean loss
+   *  times `weight` added to the step's. */
+  readonly replay?: { readonly sequences: readonly TrainingSequence[]; readonly weight: number };
 }
 
 export interface TrainStepResult {
@@ -50,6 +53,12 @@ export interface TrainStepResult {
   readonly seconds: number;
   /** With workers: each one's compute time in the step (its share's forward, backward and read-back). */
   readonly workerSeconds?: readonly number[];
+  /** With `replay`: its micro-batches' sums (its loss before the weight) and sequences. */
+  readonly replay?: {
+    readonly microBatches: LossSums[];
+    readonly sequences: number;
+    readonly tokens: number;
+  };
 }
 
 /** Builds the micro-batch's loss tensors from its policy logprobs; runs inside the gradient tape. */
@@ -314,30 +323,61 @@ export async function trainStep(
   ) {
     throw new RangeError(`trainStep: the optimiser does not hold adapter "${adapterName}"'s variables`);
   }
-  const normaliser = stepNormaliser(sequences.map((sequence) => sequence.trainedTokens));
-  const computed: SequenceGradients & { readonly workerSeconds?: readonly number[] } = options.workers
-    ? await options.workers.gradients(
-        model,
-        adapterName,
-        sequences,
-        normaliser,
-        options,
-        options.onMicroBatch,
-      )
-    : await sequenceGradients(model, adapterName, sequences, normaliser, options, options.onMicroBatch);
+  const computed = await gradientsOf(model, adapterName, sequences, options, options.onMicroBatch);
+  let grads = computed.grads;
+  let replayed: SequenceGradients | undefined;
   try {
-    const gradNorm = await clipAndApply(optimizer, computed.grads, options.maxGradNorm, options.learningRate);
+    const replay = options.replay;
+    if (replay && replay.sequences.length > 0) {
+      // Its own normaliser: the replayed loss is a token mean over its own tokens, whatever the GRPO
+      // part's size, so `weight` means the same at any batch size.
+      replayed = await gradientsOf(model, adapterName, replay.sequences, {
+        ...options,
+        objective: { kind: 'sft' },
+      });
+      const replayGrads = replayed.grads;
+      const summed = tf.tidy(() =>
+        grads.map((grad, index) => tf.add(grad, tf.mul(replayGrads[index] as tf.Tensor, replay.weight))),
+      );
+      tf.dispose(grads);
+      grads = summed;
+    }
+    const gradNorm = await clipAndApply(optimizer, grads, options.maxGradNorm, options.learningRate);
     return {
       microBatches: computed.microBatches,
       gradNorm,
-      tokens: computed.tokens,
-      paddedTokens: computed.paddedTokens,
+      tokens: computed.tokens + (replayed?.tokens ?? 0),
+      paddedTokens: computed.paddedTokens + (replayed?.paddedTokens ?? 0),
       seconds: (performance.now() - started) / 1000,
       ...(computed.workerSeconds ? { workerSeconds: computed.workerSeconds } : {}),
+      ...(replayed && options.replay
+        ? {
+            replay: {
+              microBatches: replayed.microBatches,
+              sequences: options.replay.sequences.length,
+              tokens: replayed.tokens,
+            },
+          }
+        : {}),
     };
   } finally {
-    tf.dispose(computed.grads);
+    tf.dispose(grads);
+    if (replayed) tf.dispose(replayed.grads);
   }
+}
+
+/** The summed gradients of `sequences` under their own step normaliser, on the workers when there are. */
+async function gradientsOf(
+  model: PolicyModel,
+  adapterName: string,
+  sequences: readonly TrainingSequence[],
+  options: TrainStepOptions,
+  onMicroBatch?: MicroBatchProgress,
+): Promise<SequenceGradients & { readonly workerSeconds?: readonly number[] }> {
+  const normaliser = stepNormaliser(sequences.map((sequence) => sequence.trainedTokens));
+  return options.workers
+    ? await options.workers.gradients(model, adapterName, sequences, normaliser, options, onMicroBatch)
+    : await sequenceGradients(model, adapterName, sequences, normaliser, options, onMicroBatch);
 }
 
 /** Clips `grads` by global norm and applies them with AdamW; returns the norm before clipping. */

@@ -5,7 +5,6 @@
 // when that is a local PEFT directory, else fresh (B = 0: the base model). It holds the policy's lease
 // from open to close (one trainer advances a policy at a time) and ends the training runs it started.
 // Leaves out the cycle itself.
-import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Policy, PolicyVersion } from '../../db/schema/policies.ts';
@@ -21,6 +20,7 @@ import { loadTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
 import { type Checkpoint, listCheckpoints, loadCheckpointAdapter, readOptimizerState } from './checkpoint.ts';
 import type { JudgeDeps } from './group-rewards.ts';
 import { lockOutputDir, type OutputLock } from './output-lock.ts';
+import { runConfigSummary, trainingConfigHash } from './run-config-summary.ts';
 import { VersionLineage } from './staleness.ts';
 import type { Progress } from './progress.ts';
 import type { TrainConfig, TrainMode } from './train-config.ts';
@@ -395,38 +395,4 @@ function startingAdapterDir(version: PolicyVersion | undefined): string | undefi
   if (!uri) return undefined;
   const path = uri.startsWith('file://') ? new URL(uri).pathname : uri;
   return existsSync(join(path, 'adapter_config.json')) ? path : undefined;
-}
-
-/** The settings that shape what training does; recorded with the run. */
-function runConfigSummary(config: TrainConfig): Record<string, unknown> {
-  return {
-    mode: config.mode,
-    reward: config.reward,
-    rewardWeights: config.rewardWeights,
-    loss: {
-      ...config.loss,
-      maxGradNorm: Number.isFinite(config.loss.maxGradNorm) ? config.loss.maxGradNorm : null,
-    },
-    offPolicy: config.offPolicy,
-    lora: config.lora,
-    // Only a schedule other than the default enters the hash, so runs from before it existed continue.
-    ...(config.mode === 'rl' && !isDefaultSchedule(config.lrSchedule)
-      ? { lrSchedule: config.lrSchedule }
-      : {}),
-    groupsPerStep: config.groupsPerStep,
-    stepsPerCycle: config.stepsPerCycle,
-    seed: config.seed,
-    ...(config.mode === 'sft' ? { sft: config.sft } : {}),
-  };
-}
-
-function isDefaultSchedule(schedule: TrainConfig['lrSchedule']): boolean {
-  return schedule.kind === 'constant' && schedule.warmupSteps === 0;
-}
-
-export function trainingConfigHash(config: TrainConfig): string {
-  return createHash('sha256')
-    .update(JSON.stringify(runConfigSummary(config)))
-    .digest('hex')
-    .slice(0, 16);
 }
