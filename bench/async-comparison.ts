@@ -10,7 +10,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { main } from '../cli/main.ts';
-import { demoPaths } from '../cli/demo/demo-config.ts';
+import { demoPaths } from '../cli/demo/demo-paths.ts';
 import type { DemoSummary } from '../cli/demo/summary.ts';
 import { openStore } from '../db/drivers/open-store.ts';
 

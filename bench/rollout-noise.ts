@@ -10,7 +10,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { openStore } from '../db/drivers/open-store.ts';
-import { demoPaths, resolveDemoConfig } from '../cli/demo/demo-config.ts';
+import { resolveDemoConfig } from '../cli/demo/demo-config.ts';
+import { demoPaths } from '../cli/demo/demo-paths.ts';
 import { rollOut, rolloutSuccessOf, rolloutTemperatureOf } from '../cli/demo/rl-rounds.ts';
 import { largestFallBelowBest } from '../cli/demo/stability.ts';
 import { startServices } from '../cli/demo/start-services.ts';

@@ -8,7 +8,8 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { demoPaths, resolveDemoConfig } from '../cli/demo/demo-config.ts';
+import { resolveDemoConfig } from '../cli/demo/demo-config.ts';
+import { demoPaths } from '../cli/demo/demo-paths.ts';
 import { demoExtraPieces } from '../cli/demo/start-services.ts';
 import { demoTrainConfig } from '../cli/demo/trainer-config.ts';
 import { demonstrationLines, probeDemonstrationLines } from '../cli/demo/warm-start.ts';

@@ -1,6 +1,7 @@
 // The demo's one typed config as a zod schema: sizes of every phase, sampling, learning rates, where
 // its files go, and the `--quick` preset the tests use. Each default is written once below with its
 // meaning, flag and where it comes from; the CLI's flags and usage derive from it (cli/commands/demo.ts).
+// Where the files go under --data-dir is demo-paths.ts.
 import { join } from 'node:path';
 import { z } from 'zod';
 import { loraInitAs } from '../../model/lora.ts';
@@ -396,21 +397,3 @@ export function resolveDemoConfig(input: DemoConfigInput): DemoConfig {
   const withQuick = input.quick === true ? { ...quickOverrides, ...defined } : defined;
   return parseConfig(demoConfigSchema, withQuick, (issues) => new DemoConfigError(issues));
 }
-
-/** Where each piece lives under the data directory. */
-export function demoPaths(dataDir: string) {
-  return {
-    dataDir,
-    model: join(dataDir, 'model'),
-    store: join(dataDir, 'pgdata'),
-    train: join(dataDir, 'train'),
-    adapters: join(dataDir, 'train', 'adapters'),
-    demonstrations: join(dataDir, 'demonstrations.jsonl'),
-    /** The copy probe's held-out demonstrations (cli/demo/copy-probe.ts). */
-    probeDemonstrations: join(dataDir, 'probe-demonstrations.jsonl'),
-    /** The console's static export (console/export/), in place of a report page. */
-    console: join(dataDir, 'console'),
-    summary: join(dataDir, 'summary.json'),
-  };
-}
-export type DemoPaths = ReturnType<typeof demoPaths>;

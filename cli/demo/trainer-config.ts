@@ -3,7 +3,8 @@
 // environment's verifier, mixed with RULER when a judge is configured (JUDGE_BASE_URL), as the issue asks.
 import { resolve } from 'node:path';
 import { resolveTrainConfig, type TrainConfig, type TrainMode } from '../../trainer/train/train-config.ts';
-import type { DemoConfig, DemoPaths } from './demo-config.ts';
+import type { DemoConfig } from './demo-config.ts';
+import type { DemoPaths } from './demo-paths.ts';
 
 export const demoPolicyName = 'demo';
 export const demoEnvironment = 'multi-hop';

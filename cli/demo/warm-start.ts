@@ -21,7 +21,8 @@ import {
   copyWeighted,
   describeCopyAccuracy,
 } from './copy-probe.ts';
-import type { DemoConfig, DemoPaths } from './demo-config.ts';
+import type { DemoConfig } from './demo-config.ts';
+import type { DemoPaths } from './demo-paths.ts';
 import type { DemoProgress } from './demo-progress.ts';
 import type { StopSignal } from './stop-signal.ts';
 import { type PublishedVersion, publishedVersions } from './demo-queries.ts';

@@ -53,12 +53,8 @@ export interface TrainStepResult {
   readonly seconds: number;
   /** With workers: each one's compute time in the step (its share's forward, backward and read-back). */
   readonly workerSeconds?: readonly number[];
-  /** With `replay`: its micro-batches' sums (its loss before the weight) and sequences. */
-  readonly replay?: {
-    readonly microBatches: LossSums[];
-    readonly sequences: number;
-    readonly tokens: number;
-  };
+  /** With `replay`: its micro-batches' sums (its loss before the weight) and its sequence count. */
+  readonly replay?: { readonly microBatches: LossSums[]; readonly sequences: number };
 }
 
 /** Builds the micro-batch's loss tensors from its policy logprobs; runs inside the gradient tape. */
@@ -336,11 +332,10 @@ export async function trainStep(
         objective: { kind: 'sft' },
       });
       const replayGrads = replayed.grads;
-      const summed = tf.tidy(() =>
-        grads.map((grad, index) => tf.add(grad, tf.mul(replayGrads[index] as tf.Tensor, replay.weight))),
+      grads = addGrads(
+        grads,
+        tf.tidy(() => replayGrads.map((grad) => tf.mul(grad, replay.weight))),
       );
-      tf.dispose(grads);
-      grads = summed;
     }
     const gradNorm = await clipAndApply(optimizer, grads, options.maxGradNorm, options.learningRate);
     return {
@@ -350,13 +345,9 @@ export async function trainStep(
       paddedTokens: computed.paddedTokens + (replayed?.paddedTokens ?? 0),
       seconds: (performance.now() - started) / 1000,
       ...(computed.workerSeconds ? { workerSeconds: computed.workerSeconds } : {}),
-      ...(replayed && options.replay
+      ...(replayed
         ? {
-            replay: {
-              microBatches: replayed.microBatches,
-              sequences: options.replay.sequences.length,
-              tokens: replayed.tokens,
-            },
+            replay: { microBatches: replayed.microBatches, sequences: options.replay?.sequences.length ?? 0 },
           }
         : {}),
     };
