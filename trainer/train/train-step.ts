@@ -10,24 +10,15 @@
 //
 // Legend: B = sequences in a micro-batch, T = its longest sequence, T − 1 = predicted positions.
 import * as tf from '@tensorflow/tfjs';
-import { assertNever } from '../../protocol/statuses.ts';
 import type { AdamW } from '../grpo/adamw.ts';
-import { type StepNormaliser, stepNormaliser, tokenMean } from '../grpo/aggregate.ts';
+import { type StepNormaliser, stepNormaliser } from '../grpo/aggregate.ts';
 import { clipGradNorm } from '../grpo/clip-grad-norm.ts';
-import {
-  type GrpoLossOptions,
-  grpoLoss,
-  type LossSums,
-  type LossSumTensors,
-  readLossSums,
-} from '../grpo/grpo-loss.ts';
+import { type LossSums, readLossSums } from '../grpo/grpo-loss.ts';
 import { addGrads, microBatchGrads } from '../grpo/micro-batch-grads.ts';
 import { planMicroBatches } from '../grpo/micro-batches.ts';
-import { stopGradient } from '../grpo/stop-gradient.ts';
+import { type Objective, type ObjectiveBatch, objectiveBeta, objectiveLoss } from '../grpo/objective-loss.ts';
 import type { PolicyModel } from '../../model/policy-model.ts';
 import type { TrainingSequence } from './build-batch.ts';
-
-export type Objective = { readonly kind: 'grpo'; readonly loss: GrpoLossOptions } | { readonly kind: 'sft' };
 
 export interface TrainStepOptions extends GradientOptions {
   /** Global gradient-norm clip; Infinity measures without clipping. */
@@ -57,77 +48,13 @@ export interface TrainStepResult {
   readonly replay?: { readonly microBatches: LossSums[]; readonly sequences: number };
 }
 
-/** Builds the micro-batch's loss tensors from its policy logprobs; runs inside the gradient tape. */
-type ObjectiveLoss = (
-  logprobs: tf.Tensor2D,
-  batch: MicroBatchTensors,
-  step: StepNormaliser,
-) => LossSumTensors;
+export type { Objective } from '../grpo/objective-loss.ts';
 
-const objectiveLosses = {
-  grpo: (options: GrpoLossOptions) => (logprobs, batch, step) => {
-    // Trained tokens with no sampling logprob take the current one, detached: ratio ≡ 1 (on-policy).
-    const current = stopGradient(logprobs); // [B, T−1]
-    const old = tf.where(batch.onPolicy, current, batch.oldLogprobs) as tf.Tensor2D; // [B, T−1]
-    return grpoLoss(
-      options,
-      {
-        logprobs,
-        oldLogprobs: old,
-        advantages: batch.advantages,
-        mask: batch.mask,
-        ...(batch.refLogprobs ? { refLogprobs: batch.refLogprobs } : {}),
-        // One optimiser step per batch: the proximal policy is this forward's adapter, so its
-        // log-probs are these, detached (grpo/rollout-correction.ts); no second forward pass.
-        ...(options.correction ? { proximalLogprobs: current } : {}),
-      },
-      step,
-    );
-  },
-  // SFT: L = −Σ w·m·ℓ / N_step (token-mean over the step, as TRL's SFTTrainer averages over label
-  // tokens; w = 1 unless the sequence weighs its tokens, TrainingSequence.lossWeights).
-  sft: () => (logprobs, batch, step) =>
-    tf.tidy(() => {
-      const loss = tokenMean(tf.neg(logprobs) as tf.Tensor2D, batch.weightedMask, step); // []
-      const tokens = tf.sum(batch.mask) as tf.Scalar; // []
-      return {
-        loss,
-        policyLoss: loss.clone(),
-        tokens,
-        sequences: tf.sum(tf.cast(tf.greater(tf.sum(batch.mask, 1), 0), 'float32')) as tf.Scalar, // [B] → []
-        ratioSum: tokens.clone(), // the ratio is 1 by definition
-        clippedLow: tf.scalar(0),
-        clippedHigh: tf.scalar(0),
-      };
-    }),
-} satisfies {
-  grpo: (options: GrpoLossOptions) => ObjectiveLoss;
-  sft: () => ObjectiveLoss;
-};
-
-function objectiveLoss(objective: Objective): ObjectiveLoss {
-  switch (objective.kind) {
-    case 'grpo':
-      return objectiveLosses.grpo(objective.loss);
-    case 'sft':
-      return objectiveLosses.sft();
-    default:
-      return assertNever(objective, 'objective');
-  }
-}
-
-interface MicroBatchTensors {
+interface MicroBatchTensors extends ObjectiveBatch {
   readonly ids: tf.Tensor2D; // [B, T] int32
   readonly attentionMask: number[][]; // B rows of T flags
-  readonly mask: tf.Tensor2D; // [B, T−1] float32
-  /** The mask times each sequence's lossWeights (the mask itself where none has weights). */
-  readonly weightedMask: tf.Tensor2D; // [B, T−1] float32
-  /** The same mask on the host: the forward pass computes logprobs only where it is set. */
+  /** The mask on the host: the forward pass computes logprobs only where it is set. */
   readonly targetMask: Float32Array[]; // B rows of T−1 flags
-  readonly oldLogprobs: tf.Tensor2D; // [B, T−1], 0 where unknown
-  readonly onPolicy: tf.Tensor2D; // [B, T−1] bool
-  readonly advantages: tf.Tensor1D; // [B]
-  readonly refLogprobs?: tf.Tensor2D; // [B, T−1]
 }
 
 /** Pads the chosen sequences on the right to the longest and lays them out as tensors. */
@@ -242,7 +169,7 @@ export async function sequenceGradients(
     options.microBatchTokens,
   );
   const lossOf = objectiveLoss(options.objective);
-  const beta = options.objective.kind === 'grpo' ? options.objective.loss.beta : 0;
+  const beta = objectiveBeta(options.objective);
   const microBatches: LossSums[] = [];
   let grads: tf.Tensor[] | undefined;
   let tokens = 0;
