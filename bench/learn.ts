@@ -20,7 +20,7 @@ import { describeCopyAccuracy } from '../cli/demo/copy-probe.ts';
 import { largestFallBelowBest } from '../cli/demo/stability.ts';
 import { type DemoSummary, describeArm } from '../cli/demo/summary.ts';
 import { selectBackend } from '../model/backend.ts';
-import { defaultWorkerCount } from '../trainer/train/workers/worker-count.ts';
+import { defaultWorkerCount } from '../trainer/engine/tfjs/workers/worker-count.ts';
 import { backendFromArgs, flagValue } from './backend-flag.ts';
 import { describeWarmStartRates, warmStartThroughput } from './warm-start-throughput.ts';
 

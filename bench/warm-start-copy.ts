@@ -21,16 +21,13 @@ import {
   describeCopyAccuracy,
 } from '../cli/demo/copy-probe.ts';
 import { initModelDir } from '../model/init-model-dir.ts';
-import { loadModel } from '../model/policy-model.ts';
 import { createRng } from '../model/rng.ts';
 import { loadTokenizer } from '../model/tokenizer/load-tokenizer.ts';
 import { buildBatch } from '../trainer/train/build-batch.ts';
 import { learningRateFactor } from '../trainer/train/lr-schedule.ts';
-import { readDemonstrations } from '../trainer/train/sft.ts';
-import { trainStep } from '../trainer/train/train-step.ts';
-import { TrainWorkerPool } from '../trainer/train/workers/train-worker-pool.ts';
+import { TfjsEngine } from '../trainer/engine/tfjs/tfjs-engine.ts';
+import { readDemonstrations } from '../trainer/train/sft-steps.ts';
 import { flagValue, selectBenchBackend } from './backend-flag.ts';
-import { warmStartAdapter } from './warm-start-throughput.ts';
 
 const number = (name: string) => {
   const value = flagValue(name);
@@ -43,7 +40,7 @@ const stopAt = number('stop-at');
 const warmup = number('warmup') ?? 0;
 const schedule = (flagValue('schedule') ?? 'constant') as 'constant' | 'cosine';
 const workers = number('workers') ?? 0;
-const backend = await selectBenchBackend();
+await selectBenchBackend();
 
 for (const seed of seeds) {
   const demo = resolveDemoConfig({
@@ -73,7 +70,12 @@ for (const seed of seeds) {
   );
   const probeFile = join(root, 'probe.jsonl');
   await writeFile(probeFile, `${probeDemonstrationLines(probeCount ?? demo.sftProbe, seed).join('\n')}\n`);
-  const [model, tokenizer] = await Promise.all([loadModel(paths.model), loadTokenizer(paths.model)]);
+  const [engine, tokenizer] = await Promise.all([
+    // --workers N: N gradient threads (the engine's pool); 0 or 1: this thread.
+    TfjsEngine.open(paths.model, { workers: Math.max(1, workers), log: () => {} }),
+    loadTokenizer(paths.model),
+  ]);
+  const model = engine.runtime;
   const render = async (file: string) =>
     buildBatch(tokenizer, await readDemonstrations(file), {
       vocabSize: model.config.vocabSize,
@@ -93,15 +95,20 @@ for (const seed of seeds) {
       train[index] as (typeof train)[number],
     ];
   }
-  const optimizer = warmStartAdapter(model, config);
-  const pool =
-    workers > 0
-      ? new TrainWorkerPool({
-          size: workers,
-          backend: backend.choice,
-          model: { kind: 'dir', dir: paths.model },
-        })
-      : undefined;
+  const { r, alpha, dropout, targets, useRslora, initA, freezeA } = config.lora;
+  await engine.startAdapter({
+    kind: 'fresh',
+    settings: { r, alpha, dropout, targets, useRslora, initA },
+    seed: config.seed,
+  });
+  await engine.resetOptimizer({
+    learningRate: config.sft.learningRate,
+    beta1: config.loss.adamBeta1,
+    beta2: config.loss.adamBeta2,
+    eps: config.loss.adamEps,
+    weightDecay: config.loss.weightDecay,
+    trainA: !freezeA,
+  });
   const decode = decodeToken;
   const started = performance.now();
   let lossSum = 0;
@@ -119,18 +126,18 @@ for (const seed of seeds) {
         warmupSteps: warmup,
         decaySteps: schedule === 'cosine' ? cap : null,
       });
-      const result = await trainStep(model, 'train', optimizer, chunk, {
+      const result = await engine.step({
+        sequences: chunk,
         objective: { kind: 'sft' },
         microBatchTokens: config.loss.microBatchTokens,
         maxGradNorm: config.loss.maxGradNorm,
         learningRate: demo.sftLearningRate * factor,
         padTokenId: tokenizer.padTokenId,
-        ...(pool ? { workers: pool } : {}),
       });
       lossSum += result.microBatches.reduce((sum, sums) => sum + sums.loss, 0);
       tokenSum += 1;
       if (step % every === 0 || step === cap) {
-        const accuracy = await copyAccuracy(model, 'train', probe, decode, {
+        const accuracy = await copyAccuracy(engine, probe, decode, {
           padTokenId: tokenizer.padTokenId,
         });
         const seconds = (performance.now() - started) / 1000;
@@ -145,9 +152,7 @@ for (const seed of seeds) {
       }
     }
   } finally {
-    await pool?.close();
-    optimizer.dispose();
-    model.dispose();
+    await engine.close();
     await rm(root, { recursive: true, force: true });
   }
   process.stdout.write(`seed ${seed} curve (step:next-key%/value%): ${curve.join(' ')}\n`);

@@ -21,10 +21,10 @@ import { loadTokenizer } from '../model/tokenizer/load-tokenizer.ts';
 import { AdamW } from '../trainer/grpo/adamw.ts';
 import { buildBatch } from '../trainer/train/build-batch.ts';
 import type { TrainConfig } from '../trainer/train/train-config.ts';
-import { readDemonstrations } from '../trainer/train/sft.ts';
-import { type TrainStepOptions, trainStep } from '../trainer/train/train-step.ts';
-import { TrainWorkerPool } from '../trainer/train/workers/train-worker-pool.ts';
-import { defaultWorkerCount } from '../trainer/train/workers/worker-count.ts';
+import { readDemonstrations } from '../trainer/train/sft-steps.ts';
+import { type TrainStepOptions, trainStep } from '../trainer/engine/tfjs/train-step.ts';
+import { TrainWorkerPool } from '../trainer/engine/tfjs/workers/train-worker-pool.ts';
+import { defaultWorkerCount } from '../trainer/engine/tfjs/workers/worker-count.ts';
 import { flagValue, selectBenchBackend } from './backend-flag.ts';
 
 export interface WarmStartRate {

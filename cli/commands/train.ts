@@ -23,6 +23,7 @@ const trainFields = configFields(trainConfigSchema);
 const sections = [
   'Schedule',
   'Where',
+  'Engine',
   'Rewards and advantages',
   'Loss and optimiser',
   'Off-policy data',

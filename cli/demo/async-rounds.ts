@@ -9,10 +9,10 @@
 import type { Store, VersionSplitReward } from '../../db/store.ts';
 import type { JudgeDeps } from '../../trainer/train/group-rewards.ts';
 import type { Progress } from '../../trainer/train/progress.ts';
-import type { CycleReport } from '../../trainer/train/run-cycle.ts';
+import type { CycleReport } from '../../trainer/train/cycle-state.ts';
 import { runContinuous } from '../../trainer/train/run-continuous.ts';
 import type { TrainConfig } from '../../trainer/train/train-config.ts';
-import { TrainerSession } from '../../trainer/train/trainer-session.ts';
+import { Trainer } from '../../trainer/train/trainer.ts';
 import type { DemoConfig } from './demo-config.ts';
 import type { DemoPaths } from './demo-paths.ts';
 import { publishedVersions } from './demo-queries.ts';
@@ -54,7 +54,7 @@ export async function asyncRounds(
     continuous: true,
     offPolicy: { ...base.offPolicy, correction: 'tis' },
   };
-  const session = await TrainerSession.open(trainConfig, {
+  const trainer = await Trainer.open(trainConfig, {
     store,
     progress,
     ...(deps.judge ? { judge: deps.judge } : {}),
@@ -102,9 +102,10 @@ export async function asyncRounds(
   let lastEnd = performance.now();
   let cycleStart = lastEnd;
   const train = async () => {
-    await runContinuous(session, {
+    await runContinuous(trainer, {
       // Done once the producer is and a count since found nothing left (or on a stop or a failure).
-      stopping: () => stop.stopped || failure !== undefined || (leftAfterProducer === 0 && !session.pending),
+      stopping: () =>
+        stop.stopped || failure !== undefined || (leftAfterProducer === 0 && !trainer.position.pending),
       pollMs,
       wait: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
       ready: (waiting) => {
@@ -135,7 +136,7 @@ export async function asyncRounds(
     if (failure !== undefined) throw failure;
     stop.check();
   } finally {
-    await session.close();
+    await trainer.close();
   }
   // Every group has ended by now, so each cycle's success can be read off the producer's views.
   const rounds = cycles.flatMap((cycle, index) => {

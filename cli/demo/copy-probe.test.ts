@@ -1,6 +1,6 @@
 // The copy probe on the demo's real tokenizer and demonstrations: it finds exactly the start key, the
 // next keys and the value of each solved episode (checked against the task's own chain), weighs those
-// tokens only, and scores a model by argmax at them (a random adapter-free model is near chance).
+// tokens only, and scores an engine's model by argmax at them (a random adapter-free model is near chance).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,10 +9,11 @@ import * as tf from '@tensorflow/tfjs';
 import { giveUpAnswer } from '../../edge/environments/multi-hop.ts';
 import type { ChatMessage } from '../../protocol/chat.ts';
 import { initModelDir } from '../../model/init-model-dir.ts';
-import { loadModel, type PolicyModel } from '../../model/policy-model.ts';
+import type { PolicyModel } from '../../model/policy-model.ts';
 import type { ChatTokenizer } from '../../model/tokenizer/chat-tokenizer.ts';
 import { loadTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
 import { useWasm } from '../../test/train/support/tiny-policy.ts';
+import { TfjsEngine } from '../../trainer/engine/tfjs/tfjs-engine.ts';
 import { buildBatch } from '../../trainer/train/build-batch.ts';
 import {
   type CopyAccuracy,
@@ -28,6 +29,7 @@ import { probeDemonstrationLines } from './warm-start.ts';
 
 let dir: string;
 let tokenizer: ChatTokenizer;
+let engine: TfjsEngine;
 let model: PolicyModel;
 
 beforeAll(async () => {
@@ -41,11 +43,15 @@ beforeAll(async () => {
     embeddingStd: 0.2,
     extraPieces: demoExtraPieces,
   });
-  [tokenizer, model] = await Promise.all([loadTokenizer(dir), loadModel(dir)]);
+  [tokenizer, engine] = await Promise.all([
+    loadTokenizer(dir),
+    TfjsEngine.open(dir, { workers: 1, log: () => {} }),
+  ]);
+  model = engine.runtime;
 });
 
 afterAll(async () => {
-  model?.dispose();
+  await engine?.close();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -103,9 +109,9 @@ describe('copyTargets', () => {
 describe('copyAccuracy', () => {
   it('counts every target, and a random base model copies little', async () => {
     const sequences = rendered(8, 7);
-    const accuracy = await copyAccuracy(model, null, sequences, decode, {
+    const accuracy = await copyAccuracy(engine, sequences, decode, {
       padTokenId: tokenizer.padTokenId,
-      batchSize: 3,
+      adapter: false,
     });
     const expected = sequences.map((sequence) => copyTargets(sequence, decode));
     expect(accuracy.startKey.total).toBe(8);
@@ -126,9 +132,9 @@ describe('copyAccuracy', () => {
   it("reads the probability of giving up at once as the mean over demonstrations of the first trained token's", async () => {
     const sequences = rendered(5, 2);
     const quitTokenId = tokenizer.encode(giveUpAnswer)[0] as number;
-    const { quit } = await copyAccuracy(model, null, sequences, decode, {
+    const { quit } = await copyAccuracy(engine, sequences, decode, {
       padTokenId: tokenizer.padTokenId,
-      batchSize: 2,
+      adapter: false,
       quitTokenId,
     });
     const expected = await Promise.all(

@@ -14,9 +14,8 @@
 // (`value "1"}}`), which the verifier rejects. Every task whose answer is 1 then failed in all eight
 // episodes of its group, so no group on those tasks had reward spread to learn from (session 9,
 // docs/demo.md). The stop rule (copyReached) therefore asks the weakest symbol of every kind.
-import * as tf from '@tensorflow/tfjs';
-import type { PolicyModel } from '../../model/policy-model.ts';
-import type { TrainingSequence } from '../../trainer/train/build-batch.ts';
+import type { TrainEngine } from '../../trainer/engine/train-engine.ts';
+import type { TrainingSequence } from '../../trainer/engine/training-sequence.ts';
 
 export const copyKinds = ['startKey', 'nextKey', 'value', 'answerEnd'] as const;
 export type CopyKind = (typeof copyKinds)[number];
@@ -85,62 +84,65 @@ export function copyWeighted(
 }
 
 /**
- * Right and total per kind over `sequences`, argmax of the model's next-token logits, in batches;
- * with `quitTokenId`, also the mean probability of that token opening the first trained turn.
+ * Right and total per kind over `sequences`, argmax of the engine's next-token prediction at each
+ * copy target (teacher-forced); with `quitTokenId`, also the mean probability of that token opening
+ * the first trained turn.
  */
 export async function copyAccuracy(
-  model: PolicyModel,
-  adapter: string | null,
+  engine: TrainEngine,
   sequences: readonly TrainingSequence[],
   decodeToken: (id: number) => string,
-  options: { padTokenId: number; batchSize?: number; quitTokenId?: number },
+  options: {
+    padTokenId: number;
+    quitTokenId?: number /** Default true; false: the base model. */;
+    adapter?: boolean;
+  },
 ): Promise<CopyAccuracy> {
   type Count = { right: number; total: number };
   const counts = Object.fromEntries(
     copyKinds.map((kind) => [kind, { right: 0, total: 0, bySymbol: {} }]),
   ) as Record<CopyKind, Count & { bySymbol: Record<string, Count> }>;
-  const batchSize = options.batchSize ?? 16;
-  let quitSum = 0;
-  for (let start = 0; start < sequences.length; start += batchSize) {
-    const chunk = sequences.slice(start, start + batchSize);
-    const t = Math.max(...chunk.map((sequence) => sequence.ids.length));
-    const ids = chunk.map((sequence) => [
-      ...sequence.ids,
-      ...new Array<number>(t - sequence.ids.length).fill(options.padTokenId),
-    ]);
-    const attentionMask = chunk.map((sequence) =>
-      Array.from({ length: t }, (_, at) => (at < sequence.ids.length ? 1 : 0)),
-    );
-    const quitToken = options.quitTokenId;
-    const [argmax, quit] = tf.tidy(() => {
-      const logits = model.forwardLogits(ids, { adapter, attentionMask }); // [B, T, V]
-      if (quitToken === undefined) return [tf.argMax(logits, 2), undefined]; // [B, T]
-      const opening = tf.gatherND(
-        logits,
-        chunk.map((sequence, row) => [row, sequence.targetMask.indexOf(1)]),
-      ) as tf.Tensor2D; // [B, V]
-      return [tf.argMax(logits, 2), tf.sum(tf.slice(tf.softmax(opening), [0, quitToken], [-1, 1]))];
-    });
-    const best = (await argmax.data()) as Int32Array;
-    argmax.dispose();
-    if (quit) {
-      quitSum += (await quit.data())[0] as number;
-      quit.dispose();
+  const rows: number[] = [];
+  const positions: number[] = [];
+  const tokens: number[] = [];
+  const targets: { row: number; target: CopyTarget }[] = [];
+  sequences.forEach((sequence, row) => {
+    for (const target of copyTargets(sequence, decodeToken)) {
+      targets.push({ row, target });
+      rows.push(row);
+      positions.push(target.position);
+      tokens.push(sequence.ids[target.position + 1] as number);
     }
-    chunk.forEach((sequence, row) => {
-      for (const target of copyTargets(sequence, decodeToken)) {
-        const count = counts[target.kind];
-        count.bySymbol[target.symbol] ??= { right: 0, total: 0 };
-        const symbol = count.bySymbol[target.symbol] as Count;
-        const right = best[row * t + target.position] === sequence.ids[target.position + 1] ? 1 : 0;
-        count.total += 1;
-        count.right += right;
-        symbol.total += 1;
-        symbol.right += right;
-      }
+  });
+  const quitToken = options.quitTokenId;
+  const quitFrom = rows.length;
+  if (quitToken !== undefined) {
+    sequences.forEach((sequence, row) => {
+      rows.push(row);
+      positions.push(sequence.targetMask.indexOf(1));
+      tokens.push(quitToken);
     });
   }
-  return options.quitTokenId === undefined ? counts : { ...counts, quit: quitSum / sequences.length };
+  if (rows.length === 0) return counts;
+  const prediction = await engine.predict(
+    sequences.map((sequence) => sequence.ids),
+    { rows, positions, tokens },
+    { adapter: options.adapter ?? true, padTokenId: options.padTokenId },
+  );
+  targets.forEach(({ row, target }, index) => {
+    const count = counts[target.kind];
+    count.bySymbol[target.symbol] ??= { right: 0, total: 0 };
+    const symbol = count.bySymbol[target.symbol] as Count;
+    const right = prediction.argmax[index] === sequences[row]?.ids[target.position + 1] ? 1 : 0;
+    count.total += 1;
+    count.right += right;
+    symbol.total += 1;
+    symbol.right += right;
+  });
+  if (quitToken === undefined) return counts;
+  const quitLogprobs = (prediction.logprobs ?? []).slice(quitFrom);
+  const quit = quitLogprobs.reduce((sum, logprob) => sum + Math.exp(logprob), 0) / sequences.length;
+  return { ...counts, quit };
 }
 
 /** The share right of one kind (NaN when there were none). */

@@ -6,8 +6,7 @@
 // asked.
 import type { Store, VersionSplitReward } from '../../db/store.ts';
 import type { JudgeDeps } from '../../trainer/train/group-rewards.ts';
-import { runCycle } from '../../trainer/train/run-cycle.ts';
-import { TrainerSession } from '../../trainer/train/trainer-session.ts';
+import { runCycle, Trainer } from '../../trainer/train/trainer.ts';
 import type { DemoConfig } from './demo-config.ts';
 import type { DemoPaths } from './demo-paths.ts';
 import type { DemoProgress, PhaseBar } from './demo-progress.ts';
@@ -123,7 +122,7 @@ export async function rlRounds(
   const bar = progress.bar('RL', { unit: 'rounds', total: config.rounds });
   // The start (and any reused version) is validated first, for the comparison with every round's.
   let validation = await validate(bar, reusedRounds, reusedRounds);
-  const session = await TrainerSession.open(
+  const trainer = await Trainer.open(
     demoTrainConfig('rl', config, paths, deps.inferenceUrls, deps.judge !== undefined),
     { store, progress, ...(deps.judge ? { judge: deps.judge } : {}) },
   );
@@ -165,7 +164,7 @@ export async function rlRounds(
       stop.check();
       bar.update(done + 0.5, config.rounds, `round ${round}: training`);
       const trainStarted = performance.now();
-      const report = await runCycle(session);
+      const report = await runCycle(trainer);
       const trainSeconds = (performance.now() - trainStarted) / 1000;
       if (report.kind === 'publish-failed') throw new Error(`round ${round}: publishing the adapter failed`);
       const publishedVersion = report.kind === 'published' ? report.version : null;
@@ -198,7 +197,7 @@ export async function rlRounds(
     }
   } finally {
     bar.end();
-    await session.close();
+    await trainer.close();
   }
   return { rounds, reusedRounds, validation };
 }

@@ -11,9 +11,11 @@ import {
   solve,
 } from '../../edge/environments/multi-hop.ts';
 import { seededRandom } from '../../edge/environments/seeded-random.ts';
-import { buildBatch, type TrainingSequence } from '../../trainer/train/build-batch.ts';
-import { readDemonstrations, runSft } from '../../trainer/train/sft.ts';
-import { TrainerSession } from '../../trainer/train/trainer-session.ts';
+import { buildBatch } from '../../trainer/train/build-batch.ts';
+import type { TrainingSequence } from '../../trainer/engine/training-sequence.ts';
+import { readDemonstrations } from '../../trainer/train/sft-steps.ts';
+import { runSft, Trainer } from '../../trainer/train/trainer.ts';
+import type { TrainerSession } from '../../trainer/train/trainer-session.ts';
 import {
   type CopyAccuracy,
   copyAccuracy,
@@ -98,7 +100,7 @@ async function probeSequences(
     `${probeDemonstrationLines(config.sftProbe, config.seed).join('\n')}\n`,
   );
   return buildBatch(session.tokenizer, await readDemonstrations(paths.probeDemonstrations), {
-    vocabSize: session.model.config.vocabSize,
+    vocabSize: session.engine.model.vocabSize,
     maxTokens: session.maxTokens,
   }).sequences;
 }
@@ -118,13 +120,11 @@ export async function warmStart(
     paths.demonstrations,
     `${demonstrationLines(config.sftDemonstrations, config.seed, config.demonstrationGiveUpRate).join('\n')}\n`,
   );
-  const session = await TrainerSession.open(
-    demoTrainConfig('sft', config, paths, deps.inferenceUrls, false),
-    {
-      store: deps.store,
-      progress: deps.progress,
-    },
-  );
+  const trainer = await Trainer.open(demoTrainConfig('sft', config, paths, deps.inferenceUrls, false), {
+    store: deps.store,
+    progress: deps.progress,
+  });
+  const { session } = trainer;
   const steps = config.sftEpochs * Math.ceil(config.sftDemonstrations / config.sftBatch);
   const bar = deps.progress.bar('warm start', { unit: 'steps', total: steps, countsSteps: true });
   const probe = await probeSequences(config, paths, session);
@@ -132,7 +132,7 @@ export async function warmStart(
   let copy: CopyAccuracy | undefined;
   let reached = false;
   try {
-    const report = await runSft(session, {
+    const report = await runSft(trainer, {
       ...(config.sftCopyWeight === 1
         ? {}
         : { prepare: (sequence) => copyWeighted(sequence, decodeOf(session), config.sftCopyWeight) }),
@@ -140,7 +140,7 @@ export async function warmStart(
         // Ctrl-C stops after this step: nothing is published, so a rerun redoes the warm start.
         deps.stop?.check();
         if (probe.length === 0 || (taken % copyProbeEvery !== 0 && taken !== steps)) return 'continue';
-        copy = await copyAccuracy(session.model, session.adapterName, probe, decodeOf(session), {
+        copy = await copyAccuracy(session.engine, probe, decodeOf(session), {
           padTokenId: session.tokenizer.padTokenId,
           quitTokenId,
         });
@@ -159,6 +159,6 @@ export async function warmStart(
     return { version, reused: false, steps: report.steps, ...(copy ? { copy, copyReached: reached } : {}) };
   } finally {
     bar.end();
-    await session.close();
+    await trainer.close();
   }
 }

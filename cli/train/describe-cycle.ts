@@ -1,5 +1,5 @@
 // One line on stdout per training cycle, saying what it did (or why it published nothing).
-import type { CycleReport } from '../../trainer/train/run-cycle.ts';
+import type { CycleReport } from '../../trainer/train/cycle-state.ts';
 
 export function describeCycle(report: CycleReport): string {
   switch (report.kind) {

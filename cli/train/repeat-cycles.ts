@@ -1,7 +1,7 @@
 // `--every`: a cycle every interval until SIGINT or SIGTERM, which stop it after the current cycle (a
 // second signal exits at once). Exit status 1 when the last cycle failed or its publication did.
 import { errorMessage } from '../../protocol/error-message.ts';
-import type { CycleReport } from '../../trainer/train/run-cycle.ts';
+import type { CycleReport } from '../../trainer/train/cycle-state.ts';
 import { describeCycle } from './describe-cycle.ts';
 import { stopAfterCycle } from './stop-after-cycle.ts';
 

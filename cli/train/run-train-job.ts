@@ -6,15 +6,9 @@ import { openStore } from '../../db/drivers/open-store.ts';
 import type { StoreConfig } from '../../db/drivers/store-config.ts';
 import { selectBackend } from '../../model/backend.ts';
 import { createProgress, type ProgressStream } from '../../trainer/train/progress.ts';
-import { runCycle } from '../../trainer/train/run-cycle.ts';
-import { runSft } from '../../trainer/train/sft.ts';
 import type { TrainConfig } from '../../trainer/train/train-config.ts';
-import {
-  PolicyLeasedError,
-  type RunEnd,
-  type TrainerDeps,
-  TrainerSession,
-} from '../../trainer/train/trainer-session.ts';
+import { runCycle, runSft, Trainer } from '../../trainer/train/trainer.ts';
+import { PolicyLeasedError, type RunEnd, type TrainerDeps } from '../../trainer/train/trainer-session.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 import { describeCycle } from './describe-cycle.ts';
 import { repeatCycles } from './repeat-cycles.ts';
@@ -39,7 +33,7 @@ export async function runTrainJob(job: TrainJob): Promise<number> {
   const { config, stdout, stderr } = job;
   await selectBackend({ requested: job.backend, log: (line) => stderr.write(`${line}\n`) });
   const store = await openStore({ url: job.store.url, dataDir: job.store.dataDir });
-  let session: TrainerSession | undefined;
+  let trainer: Trainer | undefined;
   let end: RunEnd = { status: 'finished' };
   let signalled: NodeJS.Signals | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
@@ -50,14 +44,14 @@ export async function runTrainJob(job: TrainJob): Promise<number> {
     stderr.write(`edgerl train: ${signal}: stopping\n`);
     const exit = () => process.exit(signal === 'SIGINT' ? 130 : 143);
     void (
-      session?.end({ status: 'interrupted', reason: `stopped by ${signal}` }) ?? Promise.resolve()
+      trainer?.end({ status: 'interrupted', reason: `stopped by ${signal}` }) ?? Promise.resolve()
     ).finally(exit);
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   try {
     try {
-      session = await TrainerSession.open(config, {
+      trainer = await Trainer.open(config, {
         store,
         progress: createProgress(stderr as unknown as ProgressStream),
         ...(job.judge ? { judge: job.judge } : {}),
@@ -68,7 +62,7 @@ export async function runTrainJob(job: TrainJob): Promise<number> {
       stderr.write(`edgerl train: ${error.message}; exiting without training\n`);
       return policyLeasedExitCode;
     }
-    const opened = session;
+    const opened = trainer;
     const cycle = () => (config.mode === 'sft' ? runSft(opened) : runCycle(opened));
     if (config.continuous) {
       const code = await trainContinuously(opened, stdout, stderr);
@@ -89,7 +83,7 @@ export async function runTrainJob(job: TrainJob): Promise<number> {
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-    await session?.close(end);
+    await trainer?.close(end);
     await store.close();
   }
 }

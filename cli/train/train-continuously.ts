@@ -3,7 +3,7 @@
 // publication did.
 import { errorMessage } from '../../protocol/error-message.ts';
 import { runContinuous } from '../../trainer/train/run-continuous.ts';
-import type { TrainerSession } from '../../trainer/train/trainer-session.ts';
+import type { Trainer } from '../../trainer/train/trainer.ts';
 import { describeCycle } from './describe-cycle.ts';
 import { stopAfterCycle } from './stop-after-cycle.ts';
 
@@ -11,16 +11,16 @@ import { stopAfterCycle } from './stop-after-cycle.ts';
 const pollMs = 2000;
 
 export async function trainContinuously(
-  session: TrainerSession,
+  trainer: Trainer,
   stdout: NodeJS.WritableStream,
   stderr: NodeJS.WritableStream,
 ): Promise<number> {
   const signals = stopAfterCycle(stderr);
   try {
     stderr.write(
-      `edgerl train: continuous: a cycle whenever ${session.config.groupsPerStep} complete group(s) wait; SIGINT or SIGTERM stops\n`,
+      `edgerl train: continuous: a cycle whenever ${trainer.session.config.groupsPerStep} complete group(s) wait; SIGINT or SIGTERM stops\n`,
     );
-    const outcome = await runContinuous(session, {
+    const outcome = await runContinuous(trainer, {
       stopping: signals.stopping,
       pollMs,
       wait: signals.wait,

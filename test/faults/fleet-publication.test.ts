@@ -13,9 +13,9 @@ import { type RunningEdge, startEdge } from '../../edge/runtime/node.ts';
 import type { PolicyModel } from '../../model/policy-model.ts';
 import type { ChatTokenizer } from '../../model/tokenizer/chat-tokenizer.ts';
 import { silentProgress } from '../../trainer/train/progress.ts';
-import { runCycle } from '../../trainer/train/run-cycle.ts';
 import { resolveTrainConfig } from '../../trainer/train/train-config.ts';
-import { type HookPoint, TrainerSession } from '../../trainer/train/trainer-session.ts';
+import { runCycle, Trainer } from '../../trainer/train/trainer.ts';
+import type { HookPoint } from '../../trainer/train/trainer-session.ts';
 import { seedGroup, seedPolicy } from '../train/support/seed-groups.ts';
 import { recordFaultOutcome } from './support/fault-outcome.ts';
 import { type ReplicaForwarder, startReplicaForwarder } from './support/replica-forwarder.ts';
@@ -149,7 +149,7 @@ describe('fleet publication with a replica killed mid-publication', () => {
     const hook = async (point: HookPoint) => {
       if (point === 'prepared') await killReplica('C');
     };
-    const session = await TrainerSession.open(config, {
+    const session = await Trainer.open(config, {
       store,
       progress: { ...silentProgress, line: (text) => lines.push(text) },
       hook,

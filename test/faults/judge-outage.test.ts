@@ -13,9 +13,8 @@ import { type ServingModel, serveModel } from '../../serve/serve-model.ts';
 import { createJudgeClient } from '../../trainer/ruler/judge-client.ts';
 import { resolveRulerConfig } from '../../trainer/ruler/ruler-config.ts';
 import { silentProgress } from '../../trainer/train/progress.ts';
-import { runCycle } from '../../trainer/train/run-cycle.ts';
 import { resolveTrainConfig } from '../../trainer/train/train-config.ts';
-import { TrainerSession } from '../../trainer/train/trainer-session.ts';
+import { runCycle, Trainer } from '../../trainer/train/trainer.ts';
 import {
   answerWith,
   type JudgeBehaviour,
@@ -71,7 +70,7 @@ async function trainOnce(policyName: string, maxAttempts: number) {
     lora: { r: 4, alpha: 8, targets: ['q_proj', 'v_proj'] },
   });
   const ruler = { ...rulerConfig, baseUrl: judge.baseUrl };
-  const session = await TrainerSession.open(config, {
+  const session = await Trainer.open(config, {
     store,
     progress: silentProgress,
     judge: { config: ruler, client: createJudgeClient(ruler) },

@@ -2,7 +2,7 @@
 // micro-batches left, as a crash would end it). The cycle fails with `train-worker-died`: no version
 // is published, no step row is recorded, the groups are handed back untrained. The same session's
 // next cycle starts fresh workers and trains those groups once. Runs the in-process cycle of
-// `edgerl train --once` (TrainerSession + runCycle), so it works on the embedded store too.
+// `edgerl train --once` (Trainer + runCycle), so it works on the embedded store too.
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../db/store.ts';
@@ -10,9 +10,9 @@ import type { PolicyModel } from '../../model/policy-model.ts';
 import type { ChatTokenizer } from '../../model/tokenizer/chat-tokenizer.ts';
 import { type ServingModel, serveModel } from '../../serve/serve-model.ts';
 import { type Progress, silentProgress } from '../../trainer/train/progress.ts';
-import { runCycle } from '../../trainer/train/run-cycle.ts';
 import { resolveTrainConfig } from '../../trainer/train/train-config.ts';
-import { TrainerSession } from '../../trainer/train/trainer-session.ts';
+import { runCycle, Trainer } from '../../trainer/train/trainer.ts';
+import { tfjsEngineOf } from '../train/support/tfjs-engine-of.ts';
 import { seedGroup, seedPolicy } from '../train/support/seed-groups.ts';
 import { recordFaultOutcome } from './support/fault-outcome.ts';
 import { useTrainerRig } from '../train/support/trainer-rig.ts';
@@ -75,19 +75,20 @@ describe('a gradient worker dies mid-step', () => {
           .groupId,
       );
     }
-    let session: TrainerSession | undefined;
+    let trainer: Trainer | undefined;
     let kills = 0;
     const killing: Progress = {
       ...silentProgress,
       // The first micro-batch any worker reports: with one sequence per micro-batch, both workers
       // still have several to go.
       microBatch: () => {
-        if (kills > 0 || !session?.workers) return;
+        const workers = trainer && tfjsEngineOf(trainer).workers;
+        if (kills > 0 || !workers) return;
         kills += 1;
-        void session.workers.kill(0);
+        void workers.kill(0);
       },
     };
-    session = await TrainerSession.open(
+    trainer = await Trainer.open(
       resolveTrainConfig({
         policyName,
         modelDir,
@@ -103,12 +104,13 @@ describe('a gradient worker dies mid-step', () => {
       }),
       { store, progress: killing },
     );
+    const opened = trainer;
     try {
-      expect(session.workers?.size).toBe(2);
-      await expect(runCycle(session)).rejects.toMatchObject({ code: 'train-worker-died' });
+      expect(tfjsEngineOf(opened).workers?.size).toBe(2);
+      await expect(runCycle(opened)).rejects.toMatchObject({ code: 'train-worker-died' });
       expect(kills).toBe(1);
       const afterFault = await ledger(policyName, groupIds);
-      const report = await runCycle(session);
+      const report = await runCycle(opened);
       const after = await ledger(policyName, groupIds);
       recordFaultOutcome(context, {
         lostTurns: 0,
@@ -117,10 +119,10 @@ describe('a gradient worker dies mid-step', () => {
       });
       expect(afterFault).toEqual({ published: 0, stepRows: 0, leases: 0, trained: 0 });
       expect(report).toMatchObject({ kind: 'published', adapterName: `${policyName}@1`, steps: 1 });
-      expect(session.workers?.running).toBe(2);
+      expect(tfjsEngineOf(opened).workers?.running).toBe(2);
       expect(after).toEqual({ published: 1, stepRows: 1, leases: 0, trained: 2 });
     } finally {
-      await session.close();
+      await opened.close();
     }
   });
 });

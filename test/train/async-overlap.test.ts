@@ -14,7 +14,7 @@ import type { ChatTokenizer } from '../../model/tokenizer/chat-tokenizer.ts';
 import { silentProgress } from '../../trainer/train/progress.ts';
 import { runContinuous } from '../../trainer/train/run-continuous.ts';
 import { resolveTrainConfig } from '../../trainer/train/train-config.ts';
-import { TrainerSession } from '../../trainer/train/trainer-session.ts';
+import { Trainer } from '../../trainer/train/trainer.ts';
 import { uniqueName } from '../support/fixtures.ts';
 import { type InferenceDouble, startInferenceDouble } from './support/inference-double.ts';
 import { seedPolicy } from './support/seed-groups.ts';
@@ -113,7 +113,7 @@ describe('edgerl train --continuous', () => {
       lora: { r: 4, alpha: 8, targets: ['q_proj', 'v_proj'] },
     });
     expect(config.offPolicy.correction).toBe('tis'); // --continuous's default
-    const session = await TrainerSession.open(config, { store, progress: silentProgress });
+    const session = await Trainer.open(config, { store, progress: silentProgress });
     let published = 0;
     let producing = true;
     try {

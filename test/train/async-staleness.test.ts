@@ -4,15 +4,15 @@
 // weights, whose statistics in `training_steps` never exceed the cap and match the stored logprobs'
 // offsets; with the sampler equal to the trainer (staleness 0) the correction changes the update by
 // no more than float rounding, and with it off the step carries no importance statistics at all.
+import { tfjsEngineOf } from './support/tfjs-engine-of.ts';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../db/store.ts';
 import type { PolicyModel } from '../../model/policy-model.ts';
 import type { ChatTokenizer } from '../../model/tokenizer/chat-tokenizer.ts';
 import { silentProgress } from '../../trainer/train/progress.ts';
-import { runCycle } from '../../trainer/train/run-cycle.ts';
 import { resolveTrainConfig, type TrainConfigInput } from '../../trainer/train/train-config.ts';
-import { TrainerSession } from '../../trainer/train/trainer-session.ts';
+import { runCycle, Trainer } from '../../trainer/train/trainer.ts';
 import { maxAbsDiff } from '../support/max-difference.ts';
 import { type InferenceDouble, startInferenceDouble } from './support/inference-double.ts';
 import { seedGroup, seedPolicy } from './support/seed-groups.ts';
@@ -100,7 +100,7 @@ describe('bounded staleness', () => {
       seed: 13,
       logprobOffset: 0.5,
     });
-    const session = await TrainerSession.open(
+    const session = await Trainer.open(
       config('stale-agent', { offPolicy: { maxOffPolicySteps: 4, correction: 'tis', isCap: 2 } }),
       { store, progress: silentProgress },
     );
@@ -174,13 +174,10 @@ describe('bounded staleness', () => {
       rewards: [1, 0],
       seed: 21,
     });
-    const session = await TrainerSession.open(
-      config('branch-agent', { offPolicy: { maxOffPolicySteps: 1000 } }),
-      {
-        store,
-        progress: silentProgress,
-      },
-    );
+    const session = await Trainer.open(config('branch-agent', { offPolicy: { maxOffPolicySteps: 1000 } }), {
+      store,
+      progress: silentProgress,
+    });
     try {
       expect(await runCycle(session)).toEqual({ kind: 'idle', setAside: 0, stale: 1 });
       const { group } = await store.getGroup({ groupId: seeded.groupId });
@@ -207,7 +204,7 @@ describe('staleness 0', () => {
       // trainer starts from (B = 0), so π_trainer / π_sampler is 1 up to the two passes' rounding.
       await seedGroup(store, sampler, tokenizer, { versionId: base.id, rewards: [1, 0, 1, 0], seed: 31 });
       await seedGroup(store, sampler, tokenizer, { versionId: base.id, rewards: [0, 0, 1, 1], seed: 32 });
-      const session = await TrainerSession.open(config(name, { offPolicy }), {
+      const session = await Trainer.open(config(name, { offPolicy }), {
         store,
         progress: silentProgress,
       });
@@ -215,7 +212,8 @@ describe('staleness 0', () => {
         const report = await runCycle(session);
         expect(report.kind).toBe('published');
         // B starts at 0, so its values after the step are the update itself.
-        const bs = session.model.trainableVariables(session.adapterName).filter((v) => /B$/.test(v.name));
+        const engine = tfjsEngineOf(session);
+        const bs = engine.runtime.trainableVariables(engine.adapterName).filter((v) => /B$/.test(v.name));
         expect(bs.length).toBeGreaterThan(0);
         published[name] = await Promise.all(bs.map(async (v) => (await v.data()) as Float32Array));
         const version = await store.getDefaultVersion({ policyId: policy.id });

@@ -1,4 +1,4 @@
-// Checkpoints: adapter and AdamW moments round-trip exactly, a half-written (temporary) directory is
+// Checkpoints: adapter and AdamW moments round-trip exactly (through the engine-neutral files), a half-written (temporary) directory is
 // never listed, markers follow publication, pruning keeps pending checkpoints; and the lease keeper's
 // handling of a lost lease.
 import * as tf from '@tensorflow/tfjs';
@@ -7,26 +7,32 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StoreError } from '../../db/errors.ts';
-import { AdamW } from '../../trainer/grpo/adamw.ts';
+import {
+  peftKeyOfVariable,
+  readOptimizerMoments,
+  transpose,
+} from '../../trainer/engine/optimizer-state-file.ts';
+import { TfjsEngine } from '../../trainer/engine/tfjs/tfjs-engine.ts';
 import {
   type CheckpointState,
   listCheckpoints,
-  loadCheckpointAdapter,
   pruneCheckpoints,
-  readOptimizerState,
   writeCheckpoint,
   writeCommit,
   writePublication,
 } from '../../trainer/train/checkpoint.ts';
 import { LeaseKeeper, LeaseLostError } from '../../trainer/train/lease-keeper.ts';
 import { lockOutputDir, TrainerBusyError } from '../../trainer/train/output-lock.ts';
-import { tinyModel, useWasm } from './support/tiny-policy.ts';
+import { useWasm, writeTinyModelDir } from './support/tiny-policy.ts';
 
 let root: string;
+let modelDir: string;
 
 beforeAll(async () => {
   await useWasm();
   root = await mkdtemp(join(tmpdir(), 'edgerl-checkpoint-'));
+  modelDir = join(root, 'model');
+  await writeTinyModelDir(modelDir);
 });
 afterAll(async () => {
   if (root) await rm(root, { recursive: true, force: true });
@@ -49,94 +55,97 @@ function state(step: number): CheckpointState {
   };
 }
 
+/** A tfjs engine on the tiny model with a fresh r-2 adapter and AdamW over it. */
+async function engineWithAdapter(targets: ('q_proj' | 'v_proj')[] = ['q_proj']): Promise<TfjsEngine> {
+  const engine = await TfjsEngine.open(modelDir, { workers: 1, log: () => {} });
+  await engine.startAdapter({
+    kind: 'fresh',
+    settings: { r: 2, alpha: 4, dropout: 0, targets, useRslora: false, initA: 'kaiming-uniform' },
+    seed: 2,
+  });
+  await engine.resetOptimizer({
+    learningRate: 0.01,
+    beta1: 0.9,
+    beta2: 0.99,
+    eps: 1e-8,
+    weightDecay: 0.1,
+    trainA: true,
+  });
+  return engine;
+}
+
 describe('checkpoints', () => {
-  it('round-trips the adapter and the optimiser moments exactly', async () => {
+  it('round-trips the adapter and the optimiser moments exactly, in PEFT names and layout', async () => {
     const dir = join(root, 'roundtrip');
-    const model = tinyModel(1);
-    model.addAdapter(
-      'train',
-      { r: 2, alpha: 4, targets: ['q_proj', 'v_proj'], initLoraWeights: false },
-      { seed: 2 },
-    );
-    const variables = model.trainableVariables('train');
-    const optimizer = new AdamW(variables, {
-      learningRate: 0.01,
-      beta1: 0.9,
-      beta2: 0.99,
-      eps: 1e-8,
-      weightDecay: 0.1,
-    });
+    const engine = await engineWithAdapter(['q_proj', 'v_proj']);
+    const variables = engine.runtime.trainableVariables(engine.adapterName);
     const grads = variables.map((variable) => tf.randomNormal(variable.shape, 0, 1, 'float32', 7));
-    optimizer.applyGradients(grads);
-    optimizer.applyGradients(grads);
+    engine.optimizer.applyGradients(grads);
+    engine.optimizer.applyGradients(grads);
     tf.dispose(grads);
-    const saved = await optimizer.getState();
+    const saved = await engine.optimizer.getState();
     const weights = await Promise.all(variables.map((variable) => variable.data()));
 
-    const checkpoint = await writeCheckpoint(dir, {
-      model,
-      adapterName: 'train',
-      optimizer,
-      state: state(1),
-    });
+    const checkpoint = await writeCheckpoint(dir, { engine, state: state(1) });
     expect(checkpoint.dir).toBe(join(dir, 'checkpoints', '0001'));
-    const restored = await readOptimizerState(checkpoint.dir);
+    const restored = await readOptimizerMoments(checkpoint.dir);
     expect(restored.step).toBe(2);
-    expect(restored.moments.map((moment) => [moment.name, moment.shape])).toEqual(
-      saved.moments.map((moment) => [moment.name, moment.shape]),
+    // Every moment under its matrix's PEFT name, transposed from the runtime's Aᵀ/Bᵀ to A/B.
+    expect([...restored.moments.keys()]).toEqual(
+      saved.moments.map((moment) => peftKeyOfVariable(moment.name)),
     );
-    restored.moments.forEach((moment, index) => {
-      expect(moment.m).toEqual(saved.moments[index]?.m);
-      expect(moment.v).toEqual(saved.moments[index]?.v);
+    saved.moments.forEach((moment) => {
+      const [rows, columns] = moment.shape as [number, number];
+      const file = restored.moments.get(peftKeyOfVariable(moment.name) as string);
+      expect(file?.shape).toEqual([columns, rows]);
+      expect(file?.m).toEqual(transpose(moment.m, rows, columns));
+      expect(file?.v).toEqual(transpose(moment.v, rows, columns));
     });
-    // Reloading the PEFT files into the runtime gives back the same matrices.
-    await loadCheckpointAdapter(model, 'train', checkpoint.dir);
-    const reloaded = await Promise.all(model.trainableVariables('train').map((variable) => variable.data()));
-    for (const [index, data] of reloaded.entries()) expect(data).toEqual(weights[index]);
-    optimizer.dispose();
-    model.dispose();
+    // A second engine resumes from the files: the same matrices and the same moments.
+    const resumed = await TfjsEngine.open(modelDir, { workers: 1, log: () => {} });
+    try {
+      await resumed.startAdapter({ kind: 'peft', dir: checkpoint.dir });
+      await resumed.resetOptimizer({
+        learningRate: 0.01,
+        beta1: 0.9,
+        beta2: 0.99,
+        eps: 1e-8,
+        weightDecay: 0.1,
+        trainA: true,
+      });
+      await resumed.loadOptimizer(checkpoint.dir);
+      const reloaded = await Promise.all(
+        resumed.runtime.trainableVariables(resumed.adapterName).map((variable) => variable.data()),
+      );
+      for (const [index, data] of reloaded.entries()) expect(data).toEqual(weights[index]);
+      const state2 = await resumed.optimizer.getState();
+      expect(resumed.optimizerSteps).toBe(2);
+      state2.moments.forEach((moment, index) => {
+        expect(moment.m).toEqual(saved.moments[index]?.m);
+        expect(moment.v).toEqual(saved.moments[index]?.v);
+      });
+    } finally {
+      await resumed.close();
+      await engine.close();
+    }
   });
 
   it('never lists a temporary directory, and refuses to overwrite a step', async () => {
     const dir = join(root, 'atomic');
-    const model = tinyModel(1);
-    model.addAdapter('train', { r: 2, alpha: 4, targets: ['q_proj'] });
-    const optimizer = new AdamW(model.trainableVariables('train'), {
-      learningRate: 0.01,
-      beta1: 0.9,
-      beta2: 0.99,
-      eps: 1e-8,
-      weightDecay: 0,
-    });
-    await writeCheckpoint(dir, { model, adapterName: 'train', optimizer, state: state(1) });
+    const engine = await engineWithAdapter();
+    await writeCheckpoint(dir, { engine, state: state(1) });
     // What a kill during writeCheckpoint leaves behind: a temporary directory with part of the files.
     await mkdir(join(dir, 'checkpoints', '.tmp-0002-123-abcd'), { recursive: true });
     expect((await listCheckpoints(dir)).map((checkpoint) => checkpoint.state.step)).toEqual([1]);
-    await expect(
-      writeCheckpoint(dir, { model, adapterName: 'train', optimizer, state: state(1) }),
-    ).rejects.toThrow(/already exists/);
-    optimizer.dispose();
-    model.dispose();
+    await expect(writeCheckpoint(dir, { engine, state: state(1) })).rejects.toThrow(/already exists/);
+    await engine.close();
   });
 
   it('follows publication with markers, and prunes only committed checkpoints beyond the newest N', async () => {
     const dir = join(root, 'prune');
-    const model = tinyModel(1);
-    model.addAdapter('train', { r: 2, alpha: 4, targets: ['q_proj'] });
-    const optimizer = new AdamW(model.trainableVariables('train'), {
-      learningRate: 0.01,
-      beta1: 0.9,
-      beta2: 0.99,
-      eps: 1e-8,
-      weightDecay: 0,
-    });
+    const engine = await engineWithAdapter();
     for (let step = 1; step <= 4; step++) {
-      const written = await writeCheckpoint(dir, {
-        model,
-        adapterName: 'train',
-        optimizer,
-        state: state(step),
-      });
+      const written = await writeCheckpoint(dir, { engine, state: state(step) });
       if (step === 4) break; // the newest stays pending
       const published = await writePublication(written, {
         versionId: `v${step}`,
@@ -168,8 +177,7 @@ describe('checkpoints', () => {
     expect(await readdir(join(dir, 'checkpoints'))).toEqual(['0001', '0003', '0004']);
     await pruneCheckpoints(dir, 1);
     expect(await readdir(join(dir, 'checkpoints'))).toEqual(['0003', '0004']);
-    optimizer.dispose();
-    model.dispose();
+    await engine.close();
   });
 });
 

@@ -4,6 +4,7 @@
 // through the judge double; a failed publication leaves the previous version serving, says why, and
 // is finished by the next run without training again. One lineage per policy: a leased policy refuses a
 // second session, and a checkpoint behind the default restarts from the default.
+import { tfjsEngineOf } from './support/tfjs-engine-of.ts';
 import { readdir } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,12 +16,12 @@ import { createJudgeClient } from '../../trainer/ruler/judge-client.ts';
 import { resolveRulerConfig } from '../../trainer/ruler/ruler-config.ts';
 import { type ServingModel, serveModel } from '../../serve/serve-model.ts';
 import { buildBatch } from '../../trainer/train/build-batch.ts';
-import { readOptimizerState } from '../../trainer/train/checkpoint.ts';
+import { readOptimizerMoments } from '../../trainer/engine/optimizer-state-file.ts';
 import { storedMessages } from '../../trainer/train/stored-messages.ts';
 import { silentProgress } from '../../trainer/train/progress.ts';
-import { runCycle } from '../../trainer/train/run-cycle.ts';
 import { resolveTrainConfig, type TrainConfigInput } from '../../trainer/train/train-config.ts';
-import { PolicyLeasedError, type TrainerDeps, TrainerSession } from '../../trainer/train/trainer-session.ts';
+import { runCycle, Trainer } from '../../trainer/train/trainer.ts';
+import { PolicyLeasedError, type TrainerDeps } from '../../trainer/train/trainer-session.ts';
 import { answerWith, type JudgeServer, startJudgeServer } from '../doubles/judge-server.ts';
 import { seedGroup, seedPolicy } from './support/seed-groups.ts';
 import { useTrainerRig } from './support/trainer-rig.ts';
@@ -114,7 +115,7 @@ describe('edgerl train --once (in process)', () => {
       rewards: [1, 1, 1, 1],
       seed: 2,
     });
-    const session = await TrainerSession.open(config('agent-v'), deps());
+    const session = await Trainer.open(config('agent-v'), deps());
     try {
       const report = await runCycle(session);
       expect(report).toMatchObject({
@@ -130,7 +131,7 @@ describe('edgerl train --once (in process)', () => {
       // The store: version 1 published and default, child of the base, trained by the run.
       const version = await store.getDefaultVersion({ policyId: policy.id });
       expect(version).toMatchObject({ id: report.versionId, status: 'published', parentVersionId: base.id });
-      expect(version?.adapterUri).toBe(join(session.config.servingDir, 'agent-v@1'));
+      expect(version?.adapterUri).toBe(join(session.session.config.servingDir, 'agent-v@1'));
       const groups = await Promise.all(
         [signal, flat].map(async (seeded) => (await store.getGroup({ groupId: seeded.groupId })).group),
       );
@@ -160,7 +161,7 @@ describe('edgerl train --once (in process)', () => {
       expect(trajectory.metadata).toMatchObject({ training: { sampledTurns: 1, retokenizedTurns: 0 } });
 
       // Checkpoint 0001: PEFT files, optimizer moments after one step, committed.
-      const checkpoint = join(session.config.outputDir, 'checkpoints', '0001');
+      const checkpoint = join(session.session.config.outputDir, 'checkpoints', '0001');
       expect((await readdir(checkpoint)).sort()).toEqual([
         'adapter_config.json',
         'adapter_model.safetensors',
@@ -169,7 +170,7 @@ describe('edgerl train --once (in process)', () => {
         'publication.json',
         'trainer_state.json',
       ]);
-      expect((await readOptimizerState(checkpoint)).step).toBe(1);
+      expect((await readOptimizerMoments(checkpoint)).step).toBe(1);
 
       // Servable: listed, and a completion through it answers.
       const models = (await (await fetch(`${serving.url}/v1/models`)).json()) as { data: { id: string }[] };
@@ -214,7 +215,7 @@ describe('edgerl train --once (in process)', () => {
         }),
       ),
     );
-    const session = await TrainerSession.open(config('agent-w', { lrSchedule: { warmupSteps: 4 } }), deps());
+    const session = await Trainer.open(config('agent-w', { lrSchedule: { warmupSteps: 4 } }), deps());
     try {
       const report = await runCycle(session);
       if (report.kind !== 'published') throw new Error(`not published: ${report.kind}`);
@@ -240,7 +241,7 @@ describe('edgerl train --once (in process)', () => {
       rewards: [0, 1],
       seed: 31,
     });
-    const session = await TrainerSession.open(
+    const session = await Trainer.open(
       config('agent-replay', { groupsPerStep: 1, replay: { sequences: 4 } }),
       deps(),
     );
@@ -264,9 +265,9 @@ describe('edgerl train --once (in process)', () => {
         seed: 32,
       });
       const before = await trainedLogprobSums(
-        session.model,
+        tfjsEngineOf(session).runtime,
         [first.trajectoryIds[1] as string],
-        session.adapterName,
+        tfjsEngineOf(session).adapterName,
       );
       const two = await runCycle(session);
       if (two.kind !== 'published') throw new Error(`not published: ${two.kind}`);
@@ -292,7 +293,7 @@ describe('edgerl train --once (in process)', () => {
     });
     judge.enqueue(answerWith((block) => block.position / 4)); // 0, 0.25, 0.5, 0.75 by position
     const rulerConfig = resolveRulerConfig({ baseUrl: judge.baseUrl, model: 'judge-double' });
-    const session = await TrainerSession.open(
+    const session = await Trainer.open(
       config('agent-r', { reward: 'ruler' }),
       deps({ judge: { config: rulerConfig, client: createJudgeClient(rulerConfig) } }),
     );
@@ -321,7 +322,7 @@ describe('edgerl train --once (in process)', () => {
     });
     // The server is told to load from a directory it cannot see: load_lora_adapter answers 404.
     const broken = config('agent-f', { serverAdapterDir: join(root, 'nowhere') });
-    const first = await TrainerSession.open(broken, deps());
+    const first = await Trainer.open(broken, deps());
     try {
       const report = await runCycle(first);
       expect(report).toMatchObject({ kind: 'publish-failed', adapterName: 'agent-f@1', stage: 'load' });
@@ -340,7 +341,7 @@ describe('edgerl train --once (in process)', () => {
     expect(existsSync(join(checkpoint, 'committed.json'))).toBe(false);
 
     // Fixed configuration, same output directory: the checkpoint is published, no new step is taken.
-    const second = await TrainerSession.open(config('agent-f'), deps());
+    const second = await Trainer.open(config('agent-f'), deps());
     try {
       const report = await runCycle(second);
       expect(report).toMatchObject({ kind: 'published', adapterName: 'agent-f@1', resumed: true, steps: 1 });
@@ -368,7 +369,7 @@ function lineageConfig(policyName: string, trainer: string) {
 
 async function trainOnce(policyName: string, trainer: string, lines: string[] = []) {
   const progress = { line: (text: string) => lines.push(text), microBatch: () => {}, stepEnd: () => {} };
-  const session = await TrainerSession.open(lineageConfig(policyName, trainer), { store, progress });
+  const session = await Trainer.open(lineageConfig(policyName, trainer), { store, progress });
   try {
     return await runCycle(session);
   } finally {
@@ -380,12 +381,12 @@ describe('one lineage per policy', () => {
   it('refuses a second session on a leased policy, not on another policy', async () => {
     await seedPolicy(store, 'lease-a');
     await seedPolicy(store, 'lease-b');
-    const holder = await TrainerSession.open(lineageConfig('lease-a', 'one'), {
+    const holder = await Trainer.open(lineageConfig('lease-a', 'one'), {
       store,
       progress: silentProgress,
     });
     try {
-      const refused = await TrainerSession.open(lineageConfig('lease-a', 'two'), {
+      const refused = await Trainer.open(lineageConfig('lease-a', 'two'), {
         store,
         progress: silentProgress,
       }).then(
@@ -394,7 +395,7 @@ describe('one lineage per policy', () => {
       );
       expect(refused).toBeInstanceOf(PolicyLeasedError);
       expect(String((refused as Error).message)).toContain('is being trained by test:one');
-      const other = await TrainerSession.open(lineageConfig('lease-b', 'two'), {
+      const other = await Trainer.open(lineageConfig('lease-b', 'two'), {
         store,
         progress: silentProgress,
       });
@@ -403,7 +404,7 @@ describe('one lineage per policy', () => {
       await holder.close();
     }
     // Closed, the lease is free again.
-    const next = await TrainerSession.open(lineageConfig('lease-a', 'two'), {
+    const next = await Trainer.open(lineageConfig('lease-a', 'two'), {
       store,
       progress: silentProgress,
     });

@@ -10,9 +10,8 @@ import type { PolicyModel } from '../../model/policy-model.ts';
 import type { ChatTokenizer } from '../../model/tokenizer/chat-tokenizer.ts';
 import { type ServingModel, serveModel } from '../../serve/serve-model.ts';
 import { silentProgress } from '../../trainer/train/progress.ts';
-import { runCycle } from '../../trainer/train/run-cycle.ts';
 import { resolveTrainConfig } from '../../trainer/train/train-config.ts';
-import { TrainerSession } from '../../trainer/train/trainer-session.ts';
+import { runCycle, Trainer } from '../../trainer/train/trainer.ts';
 import { seedGroup, seedPolicy } from './support/seed-groups.ts';
 import { useTrainerRig } from './support/trainer-rig.ts';
 
@@ -67,7 +66,7 @@ describe('fleet publication: how many replicas must acknowledge', () => {
     });
     const live = `${serving.url}/v1`;
 
-    const strict = await TrainerSession.open(config(2), { store, progress: silentProgress });
+    const strict = await Trainer.open(config(2), { store, progress: silentProgress });
     try {
       const report = await runCycle(strict);
       expect(report).toMatchObject({ kind: 'publish-failed', adapterName: 'fleet-agent@1', stage: 'list' });
@@ -90,7 +89,7 @@ describe('fleet publication: how many replicas must acknowledge', () => {
     expect((await store.getDefaultVersion({ policyId: policy.id }))?.id).toBe(base.id);
     expect((await store.getGroup({ groupId: seeded.groupId })).group.status).toBe('complete');
 
-    const lenient = await TrainerSession.open(config(), { store, progress: silentProgress });
+    const lenient = await Trainer.open(config(), { store, progress: silentProgress });
     try {
       const report = await runCycle(lenient);
       expect(report).toMatchObject({

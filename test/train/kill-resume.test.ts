@@ -17,7 +17,7 @@ import { loadModel, type PolicyModel } from '../../model/policy-model.ts';
 import type { ChatTokenizer } from '../../model/tokenizer/chat-tokenizer.ts';
 import { loadTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
 import { type ServingModel, serveModel } from '../../serve/serve-model.ts';
-import { readOptimizerState } from '../../trainer/train/checkpoint.ts';
+import { readOptimizerMoments } from '../../trainer/engine/optimizer-state-file.ts';
 import type { HookPoint } from '../../trainer/train/trainer-session.ts';
 import { seedGroup, seedPolicy } from './support/seed-groups.ts';
 import { trainOnceArgs } from './support/train-once-args.ts';
@@ -187,7 +187,7 @@ describe('edgerl train: kill -9 and resume', () => {
     expect(after.turns).toBe(turns);
     // The killed run's checkpoint was finished by the next process, which then ended that run.
     expect(after.runs).toEqual(['finished']);
-    expect((await readOptimizerState(join(outputDir, 'checkpoints', '0001'))).step).toBe(1);
+    expect((await readOptimizerMoments(join(outputDir, 'checkpoints', '0001'))).step).toBe(1);
   });
 
   it('killed in the middle of a step (before its checkpoint): the next run trains the group once', async () => {
@@ -216,7 +216,7 @@ describe('edgerl train: kill -9 and resume', () => {
       '0001',
       '0002',
     ]);
-    expect((await readOptimizerState(join(outputDir, 'checkpoints', '0002'))).step).toBe(2);
+    expect((await readOptimizerMoments(join(outputDir, 'checkpoints', '0002'))).step).toBe(2);
   });
 
   it('SIGTERM mid-cycle: the run ends interrupted, the group goes back, the next run trains it', async () => {

@@ -1,6 +1,7 @@
 // `edgerl train --sft` in process: chosen trajectories (verifier reward ≥ 1) and JSONL demonstrations
 // are trained with next-token loss, published as a version, and leave the groups for RL; a GRPO run in
 // the same output directory then continues that adapter with fresh optimiser moments.
+import { tfjsEngineOf } from './support/tfjs-engine-of.ts';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,10 +12,9 @@ import type { ChatTokenizer } from '../../model/tokenizer/chat-tokenizer.ts';
 import { type ServingModel, serveModel } from '../../serve/serve-model.ts';
 import { buildBatch } from '../../trainer/train/build-batch.ts';
 import { silentProgress } from '../../trainer/train/progress.ts';
-import { runCycle } from '../../trainer/train/run-cycle.ts';
-import { readDemonstrations, runSft } from '../../trainer/train/sft.ts';
+import { readDemonstrations } from '../../trainer/train/sft-steps.ts';
 import { resolveTrainConfig } from '../../trainer/train/train-config.ts';
-import { TrainerSession } from '../../trainer/train/trainer-session.ts';
+import { runCycle, runSft, Trainer } from '../../trainer/train/trainer.ts';
 import { seedGroup, seedPolicy } from './support/seed-groups.ts';
 import { useTrainerRig } from './support/trainer-rig.ts';
 
@@ -73,7 +73,7 @@ describe('edgerl train --sft (in process)', () => {
         learningRate: 1e-2,
       },
     });
-    const session = await TrainerSession.open(config, { store, progress: silentProgress });
+    const session = await Trainer.open(config, { store, progress: silentProgress });
     let sums: { before: number[]; after: number[] };
     try {
       const inputs = [
@@ -135,14 +135,14 @@ describe('edgerl train --sft (in process)', () => {
 
     // RL in the same directory continues from the SFT adapter, with a new run and fresh moments.
     const lines: string[] = [];
-    const rl = await TrainerSession.open(resolveTrainConfig({ ...common, reward: 'verifier' }), {
+    const rl = await Trainer.open(resolveTrainConfig({ ...common, reward: 'verifier' }), {
       store,
       progress: { line: (text) => lines.push(text), microBatch() {}, stepEnd() {} },
     });
     try {
-      expect(rl.lineage.step).toBe(4);
-      expect(rl.pending).toBeUndefined();
-      expect(rl.optimizer.step).toBe(0);
+      expect(rl.position.lineage.step).toBe(4);
+      expect(rl.position.pending).toBeUndefined();
+      expect(rl.session.engine.optimizerSteps).toBe(0);
       expect(lines.join('\n')).toMatch(/written by sft; starting rl with fresh optimiser moments/);
       const report = await runCycle(rl);
       expect(report).toMatchObject({ kind: 'published', adapterName: 'agent-sft@2' });
@@ -171,7 +171,7 @@ describe('edgerl train --sft (in process)', () => {
       owner: 'test:sft-fa',
       lora: { r: 4, alpha: 8, targets: ['q_proj' as const], initA: 'orthogonal' as const, freezeA: true },
     };
-    const session = await TrainerSession.open(
+    const session = await Trainer.open(
       resolveTrainConfig({
         ...common,
         mode: 'sft',
@@ -181,10 +181,11 @@ describe('edgerl train --sft (in process)', () => {
     );
     let aBefore: Float32Array;
     try {
-      const adapter = session.model.adapter(session.adapterName);
+      const engine = tfjsEngineOf(session);
+      const adapter = engine.runtime.adapter(engine.adapterName);
       const pair = adapter.layers[0]?.q_proj;
       if (!pair) throw new Error('no q_proj adapter');
-      expect(session.optimizer.variables.map((v) => v.name.replace(/^.*lora_/, ''))).toEqual(['B', 'B']);
+      expect(engine.optimizer.variables.map((v) => v.name.replace(/^.*lora_/, ''))).toEqual(['B', 'B']);
       aBefore = (await pair.aT.data()) as Float32Array;
       const bBefore = (await pair.bT.data()) as Float32Array;
       // scaling·A has orthonormal rows: each column of Aᵀ [in, r] has norm 1/scaling.
@@ -211,13 +212,14 @@ describe('edgerl train --sft (in process)', () => {
       await session.close();
     }
     // RL continues from the SFT checkpoint's adapter: A as saved, still frozen.
-    const rl = await TrainerSession.open(resolveTrainConfig({ ...common, reward: 'verifier' }), {
+    const rl = await Trainer.open(resolveTrainConfig({ ...common, reward: 'verifier' }), {
       store,
       progress: silentProgress,
     });
     try {
-      expect(rl.optimizer.variables.map((v) => v.name.replace(/^.*lora_/, ''))).toEqual(['B', 'B']);
-      const aLoaded = await rl.model.adapter(rl.adapterName).layers[0]?.q_proj?.aT.data();
+      const engine = tfjsEngineOf(rl);
+      expect(engine.optimizer.variables.map((v) => v.name.replace(/^.*lora_/, ''))).toEqual(['B', 'B']);
+      const aLoaded = await engine.runtime.adapter(engine.adapterName).layers[0]?.q_proj?.aT.data();
       expect(Array.from(aLoaded as Float32Array)).toEqual(Array.from(aBefore));
     } finally {
       await rl.close();

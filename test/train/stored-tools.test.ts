@@ -15,7 +15,7 @@ import { type PreparedStep, prepareStep } from '../../trainer/train/prepare-step
 import { storedMessages } from '../../trainer/train/stored-messages.ts';
 import type { Progress } from '../../trainer/train/progress.ts';
 import { resolveTrainConfig } from '../../trainer/train/train-config.ts';
-import { TrainerSession } from '../../trainer/train/trainer-session.ts';
+import { Trainer } from '../../trainer/train/trainer.ts';
 import { type EdgeHarness, startEdgeHarness } from '../edge/support/edge-harness.ts';
 import { uniqueName } from '../support/fixtures.ts';
 import { seedGroup, seedPolicy } from './support/seed-groups.ts';
@@ -64,10 +64,10 @@ async function prepare(policyName: string): Promise<{ prepared: PreparedStep | u
     groupsPerStep: 2,
     lora: { r: 2, alpha: 4, targets: ['q_proj'] },
   });
-  const session = await TrainerSession.open(config, { store: h.store, progress });
+  const session = await Trainer.open(config, { store: h.store, progress });
   const keeper = new LeaseKeeper({ renew: async () => {}, leaseSeconds: config.leaseSeconds });
   try {
-    return { prepared: await prepareStep(session, keeper), lines };
+    return { prepared: await prepareStep(session.session, keeper, session.position.lineage), lines };
   } finally {
     await session.close();
   }

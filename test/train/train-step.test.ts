@@ -6,9 +6,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { AdamW } from '../../trainer/grpo/adamw.ts';
 import { clipDefaults } from '../../trainer/grpo/loss-config.ts';
 import type { PolicyModel } from '../../model/policy-model.ts';
-import type { TrainingSequence } from '../../trainer/train/build-batch.ts';
+import type { TrainingSequence } from '../../trainer/engine/training-sequence.ts';
 import { stepNormaliser } from '../../trainer/grpo/aggregate.ts';
-import { type Objective, sequenceGradients, trainStep } from '../../trainer/train/train-step.ts';
+import type { Objective } from '../../trainer/grpo/objective-loss.ts';
+import { sequenceGradients, trainStep } from '../../trainer/engine/tfjs/train-step.ts';
 import { tinyModel, useWasm } from './support/tiny-policy.ts';
 
 beforeAll(async () => {

@@ -10,10 +10,11 @@ import { loraVariables, setLoraATrainable } from '../../model/lora.ts';
 import { PolicyModel } from '../../model/policy-model.ts';
 import { AdamW } from '../../trainer/grpo/adamw.ts';
 import { clipDefaults } from '../../trainer/grpo/loss-config.ts';
-import type { TrainingSequence } from '../../trainer/train/build-batch.ts';
-import { type Objective, type TrainStepOptions, trainStep } from '../../trainer/train/train-step.ts';
-import { TrainWorkerError, TrainWorkerPool } from '../../trainer/train/workers/train-worker-pool.ts';
-import { shareHostWeights } from '../../trainer/train/workers/worker-protocol.ts';
+import type { TrainingSequence } from '../../trainer/engine/training-sequence.ts';
+import type { Objective } from '../../trainer/grpo/objective-loss.ts';
+import { type TrainStepOptions, trainStep } from '../../trainer/engine/tfjs/train-step.ts';
+import { TrainWorkerError, TrainWorkerPool } from '../../trainer/engine/tfjs/workers/train-worker-pool.ts';
+import { shareHostWeights } from '../../trainer/engine/tfjs/workers/worker-protocol.ts';
 import { largestDifference } from '../support/max-difference.ts';
 import { tinyConfig, useWasm } from './support/tiny-policy.ts';
 

@@ -8,8 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { AdamW } from '../../trainer/grpo/adamw.ts';
 import { clipDefaults } from '../../trainer/grpo/loss-config.ts';
 import { selectBackend } from '../../model/backend.ts';
-import type { TrainingSequence } from '../../trainer/train/build-batch.ts';
-import { type TrainStepResult, trainStep } from '../../trainer/train/train-step.ts';
+import type { TrainingSequence } from '../../trainer/engine/training-sequence.ts';
+import { trainStep } from '../../trainer/engine/tfjs/train-step.ts';
+import type { EngineStepResult } from '../../trainer/engine/train-engine.ts';
 import { tinyModel } from '../train/support/tiny-policy.ts';
 
 const requested = process.env.EDGERL_TEST_WEBGPU?.trim() || undefined;
@@ -47,7 +48,7 @@ const sequences = [
 ];
 
 interface Run {
-  readonly steps: TrainStepResult[];
+  readonly steps: EngineStepResult[];
   readonly adapter: Float32Array[];
 }
 
@@ -99,7 +100,7 @@ describe.skipIf(requested === undefined)(`trainStep on ${requested ?? 'webgpu'}`
     expect(tf.memory().numTensors).toBe(before);
 
     for (const [step, result] of gpu.steps.entries()) {
-      const reference = wasm.steps[step] as TrainStepResult;
+      const reference = wasm.steps[step] as EngineStepResult;
       expect(result.microBatches).toHaveLength(2);
       // Clipping must have happened, or the comparison below would not cover it.
       expect(reference.gradNorm).toBeGreaterThan(0.05);

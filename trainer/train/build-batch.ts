@@ -10,6 +10,7 @@
 // completions they did not sample with logprobs. Drift between stored and re-tokenized ids is measured
 // per trajectory (re-tokenized text is not always the sampled token sequence).
 import type { ToolSpec } from '../../protocol/chat.ts';
+import type { TrainingSequence } from '../engine/training-sequence.ts';
 import type { ChatTokenizer } from '../../model/tokenizer/chat-tokenizer.ts';
 import {
   renderForTraining,
@@ -27,28 +28,6 @@ export interface TrajectoryInput {
   readonly tools?: readonly ToolSpec[];
   /** The trajectory's advantage (GRPO) or 1 (SFT); every trained token of it gets this value. */
   readonly advantage: number;
-}
-
-export interface TrainingSequence {
-  readonly trajectoryId: string;
-  readonly groupId: string | null;
-  /** [T] token ids. */
-  readonly ids: number[];
-  /** [T − 1] 1 where token t + 1 is trained (an assistant token), else 0. */
-  readonly targetMask: number[];
-  /** [T − 1] sampling logprob of token t + 1; NaN where unknown (context, or `onPolicy`). */
-  readonly oldLogprobs: number[];
-  /** [T − 1] 1 where token t + 1 is trained without a sampling logprob: ratio ≡ 1. */
-  readonly onPolicy: number[];
-  readonly advantage: number;
-  /**
-   * [T − 1] SFT only: each trained token's weight in the token-mean loss (default 1; the step's
-   * normaliser still counts tokens, so a weight w counts that token w times). Set by the demo's warm
-   * start on the tokens it must learn to copy (cli/demo/copy-probe.ts).
-   */
-  readonly lossWeights?: readonly number[];
-  /** Σ targetMask. */
-  readonly trainedTokens: number;
 }
 
 /** What a trajectory's render measured, kept per trajectory in the store. */

@@ -1,6 +1,6 @@
 // Checkpoints of a trainer's adapter lineage: `<root>/checkpoints/{step:04d}/` holds the adapter as a
 // PEFT directory (adapter_config.json + adapter_model.safetensors), the AdamW moments
-// (optimizer.safetensors) and trainer_state.json (training run, step, the groups the weights include,
+// (optimizer.safetensors, the same for every engine: engine/optimizer-state-file.ts) and trainer_state.json (training run, step, the groups the weights include,
 // their step records). A checkpoint is written into a temporary directory and renamed into place, so
 // a kill leaves either the whole checkpoint or none. Two small marker files follow it through
 // publication: publication.json (the registered version) and committed.json (groups marked trained).
@@ -9,9 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { AdamW, AdamWState } from '../grpo/adamw.ts';
-import type { PolicyModel } from '../../model/policy-model.ts';
-import { decodeSafetensors, encodeSafetensors, type HostTensor } from '../../model/safetensors.ts';
+import type { EngineKind, TrainEngine } from '../engine/train-engine.ts';
 import type { TrainMode } from './train-config.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 
@@ -45,6 +43,8 @@ export interface CheckpointState {
   readonly steps: StepRecord[];
   /** Hash of the settings that shape training (a change starts a new training run). */
   readonly configHash: string;
+  /** The engine that trained it; absent in checkpoints from before there was a choice (tfjs). */
+  readonly engine?: EngineKind;
   readonly createdAt: string;
 }
 
@@ -69,7 +69,6 @@ export interface Checkpoint {
 }
 
 const stateFile = 'trainer_state.json';
-const optimizerFile = 'optimizer.safetensors';
 const publicationFile = 'publication.json';
 const commitFile = 'committed.json';
 
@@ -94,10 +93,10 @@ export async function writeFileAtomic(path: string, text: string | Uint8Array): 
   await rename(temporary, path);
 }
 
-/** Saves adapter + moments + state as checkpoint `state.step`; returns its directory. */
+/** Saves the engine's adapter + moments and the state as checkpoint `state.step`; returns it. */
 export async function writeCheckpoint(
   root: string,
-  parts: { model: PolicyModel; adapterName: string; optimizer: AdamW; state: CheckpointState },
+  parts: { readonly engine: TrainEngine; readonly state: CheckpointState },
 ): Promise<Checkpoint> {
   const parent = checkpointsDir(root);
   await mkdir(parent, { recursive: true });
@@ -108,8 +107,7 @@ export async function writeCheckpoint(
     `.tmp-${checkpointName(parts.state.step)}-${process.pid}-${randomBytes(4).toString('hex')}`,
   );
   try {
-    await parts.model.saveAdapter(parts.adapterName, temporary);
-    await writeFile(join(temporary, optimizerFile), encodeOptimizerState(await parts.optimizer.getState()));
+    await parts.engine.save(temporary, { optimizer: true });
     await writeFile(join(temporary, stateFile), `${JSON.stringify(parts.state, null, 2)}\n`);
     await syncDir(temporary);
     await rename(temporary, final);
@@ -191,47 +189,6 @@ export async function pruneCheckpoints(
     .filter((checkpoint) => !keepVersions.has(checkpoint.commit?.versionId ?? ''));
   for (const checkpoint of doomed) await rm(checkpoint.dir, { recursive: true, force: true });
   return doomed.map((checkpoint) => checkpoint.dir);
-}
-
-/** The moments as safetensors: `m.<i>` and `v.<i>` per variable in optimiser order; step and names in metadata. */
-export function encodeOptimizerState(state: AdamWState): Uint8Array {
-  const tensors = new Map<string, HostTensor>();
-  state.moments.forEach((moment, index) => {
-    tensors.set(`m.${index}`, { shape: moment.shape, data: moment.m });
-    tensors.set(`v.${index}`, { shape: moment.shape, data: moment.v });
-  });
-  return encodeSafetensors(tensors, {
-    metadata: {
-      format: 'edgerl-adamw',
-      step: String(state.step),
-      names: JSON.stringify(state.moments.map((moment) => moment.name)),
-    },
-  });
-}
-
-export async function readOptimizerState(dir: string): Promise<AdamWState> {
-  const path = join(dir, optimizerFile);
-  const bytes = new Uint8Array(await readFile(path));
-  const { tensors, metadata } = decodeSafetensors(bytes, path);
-  const step = Number(metadata.step);
-  const names = JSON.parse(metadata.names ?? '[]') as string[];
-  const moments = names.map((name, index) => {
-    const m = tensors.get(`m.${index}`);
-    const v = tensors.get(`v.${index}`);
-    if (!m || !v) throw new Error(`${path}: moments of variable ${index} (${name}) are missing`);
-    return { name, shape: [...m.shape], m: m.data, v: v.data };
-  });
-  return { step, moments };
-}
-
-/** Loads the checkpoint's adapter into `model` under `adapterName` (replacing any adapter of that name). */
-export async function loadCheckpointAdapter(
-  model: PolicyModel,
-  adapterName: string,
-  dir: string,
-): Promise<void> {
-  if (model.adapterNames().includes(adapterName)) model.removeAdapter(adapterName);
-  await model.loadAdapter(adapterName, dir);
 }
 
 async function readJson<T>(path: string): Promise<T> {

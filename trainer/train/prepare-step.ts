@@ -8,6 +8,7 @@ import { type GroupAdvantages, batchAdvantages } from '../grpo/advantages.ts';
 import type { GroupRecord } from '../grpo/step-metrics.ts';
 import { buildBatch, type BuiltBatch, type TrajectoryInput } from './build-batch.ts';
 import { groupRewards, type ScoredTrajectory } from './group-rewards.ts';
+import type { Lineage } from './cycle-state.ts';
 import type { LeaseKeeper } from './lease-keeper.ts';
 import { storedTools, toolsMissingLine } from './stored-tools.ts';
 import type { TrainerSession } from './trainer-session.ts';
@@ -33,11 +34,14 @@ export interface PreparedStep {
   readonly stale: string[];
   /** Versions behind the head of each trajectory of the scored groups. */
   readonly staleness: Readonly<Record<string, number>>;
+  /** The lineage, with the training run that stale groups were recorded under. */
+  readonly lineage: Lineage;
 }
 
 export async function prepareStep(
   session: TrainerSession,
   keeper: LeaseKeeper,
+  start: Lineage,
   /** Groups the judge failed earlier in this cycle: judged again in a later cycle, not this one. */
   unscored: Set<string> = new Set(),
 ): Promise<PreparedStep | undefined> {
@@ -47,6 +51,7 @@ export async function prepareStep(
   const setAside: string[] = [];
   const stale: string[] = [];
   const staleness: Record<string, number> = {};
+  let lineage = start;
   for (;;) {
     const wanted = config.groupsPerStep - scored.length;
     if (wanted <= 0) break;
@@ -62,12 +67,11 @@ export async function prepareStep(
     });
     if (claimed.length === 0) break;
     keeper.hold(claimed.map((group) => group.id));
-    await deps.hook?.('claimed');
     const staleNow: Record<string, string> = {};
     for (const group of claimed) {
       const loaded = await store.getGroup({ groupId: group.id, includeTurns: true });
       const verdict = await session.versions.judge(
-        session.lineage.parentVersionId,
+        lineage.parentVersionId,
         loaded.trajectories.map((trajectory) => trajectory.policyVersionId ?? loaded.group.policyVersionId),
         config.offPolicy.maxOffPolicySteps,
       );
@@ -106,7 +110,9 @@ export async function prepareStep(
           break;
       }
     }
-    stale.push(...(await markStale(session, keeper, staleNow)));
+    const marked = await markStale(session, keeper, lineage, staleNow);
+    lineage = marked.lineage;
+    stale.push(...marked.groupIds);
   }
   if (scored.length === 0) {
     return setAside.length > 0 || stale.length > 0
@@ -119,6 +125,7 @@ export async function prepareStep(
           setAside,
           stale,
           staleness,
+          lineage,
         }
       : undefined;
   }
@@ -146,7 +153,7 @@ export async function prepareStep(
   const toolsMissing = inputs.filter((input) => input.tools === undefined).length;
   if (toolsMissing > 0) progress.line(toolsMissingLine(toolsMissing));
   const batch = buildBatch(session.tokenizer, inputs, {
-    vocabSize: session.model.config.vocabSize,
+    vocabSize: session.engine.model.vocabSize,
     maxTokens: session.maxTokens,
   });
   for (const skip of batch.skipped)
@@ -170,6 +177,7 @@ export async function prepareStep(
     setAside,
     stale,
     staleness,
+    lineage,
   };
 }
 
@@ -181,21 +189,23 @@ export async function prepareStep(
 async function markStale(
   session: TrainerSession,
   keeper: LeaseKeeper,
+  start: Lineage,
   reasons: Record<string, string>,
-): Promise<string[]> {
+): Promise<{ readonly groupIds: string[]; readonly lineage: Lineage }> {
   const groupIds = Object.keys(reasons);
-  if (groupIds.length === 0) return [];
+  if (groupIds.length === 0) return { groupIds, lineage: start };
   const { store, progress } = session.deps;
+  const lineage = await session.ensureTrainingRun(start);
   // The commit checks that this trainer still holds every one of them (`lease-lost` otherwise).
   await store.commitTrainingCycle({
     owner: session.config.owner,
-    trainingRunId: await session.ensureTrainingRun(),
+    trainingRunId: lineage.trainingRunId,
     groupIds,
     groupReasons: reasons,
   });
   keeper.drop(groupIds);
   for (const groupId of groupIds) progress.line(`group ${groupId} skipped: ${reasons[groupId]}`);
-  return groupIds;
+  return { groupIds, lineage };
 }
 
 function emptyBatch(): BuiltBatch {

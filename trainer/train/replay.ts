@@ -1,10 +1,11 @@
 // The replayed part of a GRPO step (`--replay N`): N past successes from the store (the best
 // trajectory of groups trained earlier, db/store/replay-trajectories.ts), rendered like any batch and
-// trained with next-token loss beside the step's GRPO loss (train-step.ts `replay`). RL moves every
+// trained with next-token loss beside the step's GRPO loss (the engine step's `replay`). RL moves every
 // adapter entry each step, also those that hold behaviour the step's groups never sample (a task
 // drawn rarely); the replayed successes pull that behaviour back. The store is the memory: a
 // scheduled trainer replays what earlier runs trained on as well.
-import { buildBatch, type TrainingSequence } from './build-batch.ts';
+import { buildBatch } from './build-batch.ts';
+import type { TrainingSequence } from '../engine/training-sequence.ts';
 import { storedTrajectoryInput } from './stored-trajectory-input.ts';
 import type { TrainerSession } from './trainer-session.ts';
 
@@ -29,7 +30,7 @@ export async function replaySequences(
   for (const row of rows) inputs.push(await storedTrajectoryInput(store, row.id, 1));
   // Trajectories that cannot be rendered are left out here as in any batch; the GRPO part reports its own.
   return buildBatch(session.tokenizer, inputs, {
-    vocabSize: session.model.config.vocabSize,
+    vocabSize: session.engine.model.vocabSize,
     maxTokens: session.maxTokens,
   }).sequences;
 }

@@ -6,9 +6,9 @@
 // versions behind; staleness is bounded and corrected in prepare-step.ts and the loss
 // (--max-off-policy-steps, --rollout-correction). A failed cycle is reported and retried after a
 // poll. Leaves out signals and printing (the CLI's) and the rollouts themselves (the edge's).
+import type { CycleReport } from './cycle-state.ts';
 import { trainedSplits } from './prepare-step.ts';
-import { type CycleReport, runCycle } from './run-cycle.ts';
-import type { TrainerSession } from './trainer-session.ts';
+import { runCycle, type Trainer } from './trainer.ts';
 
 export interface ContinuousOptions {
   /** Checked before each cycle and each wait: true ends the loop (a running cycle finishes first). */
@@ -32,10 +32,10 @@ export interface ContinuousOutcome {
 }
 
 export async function runContinuous(
-  session: TrainerSession,
+  trainer: Trainer,
   options: ContinuousOptions,
 ): Promise<ContinuousOutcome> {
-  const { config, deps, policy } = session;
+  const { config, deps, policy } = trainer.session;
   const ready = options.ready ?? ((claimable: number) => claimable >= config.groupsPerStep);
   let cycles = 0;
   let published = 0;
@@ -47,13 +47,13 @@ export async function runContinuous(
       retryUnscored: config.reward !== 'verifier',
       splits: [...trainedSplits],
     });
-    if (!session.pending && !ready(claimable)) {
+    if (!trainer.position.pending && !ready(claimable)) {
       await options.wait(options.pollMs);
       continue;
     }
     let report: CycleReport | undefined;
     try {
-      report = await runCycle(session);
+      report = await runCycle(trainer);
       cycles += 1;
       options.onCycle?.(report);
       lastFailed = report.kind === 'publish-failed';

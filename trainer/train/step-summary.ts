@@ -4,12 +4,12 @@
 import type { LossSums } from '../grpo/grpo-loss.ts';
 import { type GroupRecord, stepMetrics } from '../grpo/step-metrics.ts';
 import type { BuiltBatch } from './build-batch.ts';
-import type { TrainStepResult } from './train-step.ts';
+import type { EngineStepResult } from '../engine/train-engine.ts';
 
 export interface StepSummaryInput {
   readonly groups: readonly GroupRecord[];
   readonly batch: BuiltBatch;
-  readonly result: TrainStepResult;
+  readonly result: EngineStepResult;
   readonly maxGradNorm: number;
   readonly learningRate: number;
 }
@@ -83,7 +83,7 @@ export function sftRecordMetrics(
   });
 }
 
-function throughput(result: TrainStepResult, trainedTokens: number): Record<string, number> {
+function throughput(result: EngineStepResult, trainedTokens: number): Record<string, number> {
   const seconds = Math.max(result.seconds, 1e-9);
   return {
     'tokens/processed': result.tokens,

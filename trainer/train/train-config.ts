@@ -9,6 +9,7 @@ import { defaultLeaseSeconds } from '../../db/store.ts';
 import { documented, parseConfig } from '../../protocol/config-docs.ts';
 import { ConfigError } from '../../protocol/config-error.ts';
 import { finiteNumber, intBetween, numberWhere, oneOf } from '../../protocol/config-fields.ts';
+import { engineSettingsSchema } from '../engine/engine-settings.ts';
 import { lossConfigSchema } from '../grpo/loss-config.ts';
 import { inferenceEndpointSchema } from './inference-endpoint.ts';
 import { loraSettingsSchema } from './lora-settings.ts';
@@ -123,6 +124,7 @@ export const trainConfigSchema = z
       arg: 'N',
       section: where,
     }),
+    engine: engineSettingsSchema,
     inference: inferenceEndpointSchema,
     publish: publishSchema,
     outputDir: documented(z.string().optional(), {

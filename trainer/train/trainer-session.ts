@@ -1,33 +1,33 @@
-// A trainer process's long-lived state: the lock on its output directory, the model and tokenizer, the
-// adapter being trained and its AdamW state, the policy, and the lineage (step count, training run,
-// the version the next one descends from, a checkpoint still waiting to be published). Opening it
-// resumes from the newest checkpoint; with none, the adapter starts from the policy's serving adapter
-// when that is a local PEFT directory, else fresh (B = 0: the base model). It holds the policy's lease
-// from open to close (one trainer advances a policy at a time) and ends the training runs it started.
-// Leaves out the cycle itself.
+// A trainer process's fixed resources: the lock on its output directory, the engine holding the model
+// and the adapter being trained, the tokenizer, the policy and its lease (one trainer advances a
+// policy at a time), and the training runs it started (ended at close). `resume` reads where the
+// lineage stands from the newest checkpoint (or the policy's serving adapter, or a fresh one) and
+// loads it into the engine; the position itself travels through the cycle (cycle-state.ts), never
+// stored here. Leaves out the cycle (drive-cycle.ts).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Policy, PolicyVersion } from '../../db/schema/policies.ts';
 import { isStoreError } from '../../db/errors.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 import type { Store } from '../../db/store.ts';
-import { AdamW } from '../grpo/adamw.ts';
-import { setLoraATrainable } from '../../model/lora.ts';
-import { selectedBackend } from '../../model/backend.ts';
-import { loadModel, type PolicyModel } from '../../model/policy-model.ts';
 import type { ChatTokenizer } from '../../model/tokenizer/chat-tokenizer.ts';
 import { loadTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
-import { type Checkpoint, listCheckpoints, loadCheckpointAdapter, readOptimizerState } from './checkpoint.ts';
+import { openEngine } from '../engine/open-engine.ts';
+import type { AdapterShape, OptimizerSettings, TrainEngine } from '../engine/train-engine.ts';
+import { listCheckpoints } from './checkpoint.ts';
+import type { Lineage, Position } from './cycle-state.ts';
 import type { JudgeDeps } from './group-rewards.ts';
 import { lockOutputDir, type OutputLock } from './output-lock.ts';
 import { runConfigSummary, trainingConfigHash } from './run-config-summary.ts';
 import { VersionLineage } from './staleness.ts';
 import type { Progress } from './progress.ts';
-import type { TrainConfig, TrainMode } from './train-config.ts';
-import { TrainWorkerPool } from './workers/train-worker-pool.ts';
-import { resolveWorkerCount } from './workers/worker-count.ts';
+import type { TrainConfig } from './train-config.ts';
 
-/** Named points of a cycle where a test may pause the process (to kill it there). */
+/**
+ * Points of a cycle where a test may pause the process (to kill it there): the states of
+ * cycle-state.ts as they are entered, and `prepared` (the adapter copied for the fleet, before any
+ * replica loads it).
+ */
 export const hookPoints = [
   'claimed',
   'trained',
@@ -35,6 +35,7 @@ export const hookPoints = [
   'registered',
   'prepared',
   'published',
+  'committed',
 ] as const;
 export type HookPoint = (typeof hookPoints)[number];
 
@@ -58,33 +59,16 @@ export type RunEnd =
   | { readonly status: 'finished' }
   | { readonly status: 'failed' | 'interrupted'; readonly reason: string };
 
-export interface Lineage {
-  /** Optimiser steps taken so far (the next checkpoint is step + its steps). */
-  step: number;
-  trainingRunId: string | undefined;
-  runConfigHash: string | undefined;
-  runKind: TrainMode | undefined;
-  /** The version the next published one descends from. */
-  parentVersionId: string | null;
-}
-
 export class TrainerSession {
-  /** The adapter's name inside this process's model runtime (not the served name). */
-  readonly adapterName = 'train';
   readonly config: TrainConfig;
   readonly deps: TrainerDeps;
-  readonly model: PolicyModel;
+  /** Holds the base model, the adapter being trained and its optimiser state. */
+  readonly engine: TrainEngine;
   readonly tokenizer: ChatTokenizer;
   readonly policy: Policy;
   readonly configHash: string;
-  /** Data-parallel gradient workers; undefined when the steps run in this thread (one worker). */
-  readonly workers: TrainWorkerPool | undefined;
   /** The policy's versions and their parents, read once each: how stale a group's samples are. */
   readonly versions: VersionLineage;
-  optimizer: AdamW;
-  lineage: Lineage;
-  /** The newest checkpoint when it is not committed yet: it must be published before training on. */
-  pending: Checkpoint | undefined;
   readonly #lock: OutputLock;
   /** Runs this process carries (started here, or its unpublished checkpoint's): ended at close. */
   readonly #runs = new Set<string>();
@@ -94,49 +78,43 @@ export class TrainerSession {
   private constructor(parts: {
     config: TrainConfig;
     deps: TrainerDeps;
-    model: PolicyModel;
+    engine: TrainEngine;
     tokenizer: ChatTokenizer;
     policy: Policy;
     lock: OutputLock;
   }) {
     this.config = parts.config;
     this.deps = parts.deps;
-    this.model = parts.model;
+    this.engine = parts.engine;
     this.tokenizer = parts.tokenizer;
     this.policy = parts.policy;
     this.#lock = parts.lock;
     this.configHash = trainingConfigHash(parts.config);
-    this.workers = gradientWorkers(parts.config, parts.deps);
     this.versions = new VersionLineage((versionId) => parts.deps.store.getPolicyVersion(versionId));
-    this.lineage = {
-      step: 0,
-      trainingRunId: undefined,
-      runConfigHash: undefined,
-      runKind: undefined,
-      parentVersionId: null,
-    };
-    this.optimizer = undefined as unknown as AdamW; // set by restore()
-    this.pending = undefined;
   }
 
+  /** Locks the output directory, opens the engine and takes the policy's lease. */
   static async open(config: TrainConfig, deps: TrainerDeps): Promise<TrainerSession> {
     const lock = lockOutputDir(config.outputDir);
+    let engine: TrainEngine | undefined;
     try {
-      const [model, tokenizer] = await Promise.all([
-        loadModel(config.modelDir),
+      const log = (line: string) => deps.progress.line(line);
+      const [opened, tokenizer] = await Promise.all([
+        openEngine(config.engine, {
+          modelDir: config.modelDir,
+          workers: config.workers,
+          log,
+          seed: config.seed,
+        }),
         loadTokenizer(config.modelDir),
       ]);
+      engine = opened;
       const policy = await ensurePolicy(deps.store, config);
-      const session = new TrainerSession({ config, deps, model, tokenizer, policy, lock });
+      const session = new TrainerSession({ config, deps, engine, tokenizer, policy, lock });
       await session.#takePolicyLease();
-      try {
-        await session.restore();
-      } catch (error) {
-        await session.#releasePolicyLease();
-        throw error;
-      }
       return session;
     } catch (error) {
+      await engine?.close();
       lock.release();
       throw error;
     }
@@ -144,20 +122,17 @@ export class TrainerSession {
 
   /** Longest sequence trained on. */
   get maxTokens(): number {
-    return this.config.maxSequenceTokens ?? this.model.config.maxPositionEmbeddings;
-  }
-
-  get learningRate(): number {
-    return this.config.mode === 'sft' ? this.config.sft.learningRate : this.config.loss.learningRate;
+    return this.config.maxSequenceTokens ?? this.engine.model.maxPositionEmbeddings;
   }
 
   /**
-   * Sets adapter, optimiser and lineage from the newest checkpoint on disk (or the starting adapter):
-   * at open, and after a failed cycle to drop whatever it changed in memory.
+   * Loads the adapter and optimiser state the lineage stands at into the engine and says where that
+   * is: the newest checkpoint on disk (or the starting adapter). At open, and after a failed cycle to
+   * drop whatever it changed in memory.
    */
-  async restore(): Promise<void> {
+  async resume(): Promise<Position> {
     const checkpoints = await listCheckpoints(this.config.outputDir);
-    let latest = checkpoints.at(-1);
+    const latest = checkpoints.at(-1);
     const log = (line: string) => this.deps.progress.line(line);
     const head = await this.deps.store.getDefaultVersion({ policyId: this.policy.id });
     if (latest && this.config.publish.makeDefault && head) {
@@ -168,95 +143,86 @@ export class TrainerSession {
         log(
           `checkpoint ${latest.state.step} descends from a version that is not ${head.adapterName} (the default); starting from the default`,
         );
-        const step = latest.state.step;
-        latest = undefined;
-        await this.#startFrom(head, step);
-        return;
+        return this.#startFrom(head, latest.state.step);
       }
     }
-    if (latest) {
-      await loadCheckpointAdapter(this.model, this.adapterName, latest.dir);
-      this.optimizer = this.#newOptimizer();
-      if (latest.state.kind === this.config.mode) {
-        this.optimizer.setState(await readOptimizerState(latest.dir));
-      } else {
-        log(
-          `checkpoint ${latest.state.step} was written by ${latest.state.kind}; starting ${this.config.mode} with fresh optimiser moments`,
-        );
-      }
-      this.lineage = {
-        step: latest.state.step,
-        trainingRunId: latest.state.trainingRunId,
-        runConfigHash: latest.state.configHash,
-        runKind: latest.state.kind,
-        parentVersionId: latest.commit ? latest.commit.versionId : latest.state.parentVersionId,
-      };
-      this.pending = latest.commit ? undefined : latest;
-      this.#noteShape(latest.dir);
-      return;
+    if (!latest) return this.#startFrom(head, 0);
+    const shape = await this.engine.startAdapter({ kind: 'peft', dir: latest.dir });
+    await this.engine.resetOptimizer(this.#optimizerSettings());
+    if (latest.state.kind === this.config.mode) {
+      await this.engine.loadOptimizer(latest.dir);
+    } else {
+      log(
+        `checkpoint ${latest.state.step} was written by ${latest.state.kind}; starting ${this.config.mode} with fresh optimiser moments`,
+      );
     }
-    await this.#startFrom(head, 0);
+    this.#noteShape(shape, latest.dir);
+    const lineage: Lineage = {
+      step: latest.state.step,
+      trainingRunId: latest.state.trainingRunId,
+      runConfigHash: latest.state.configHash,
+      runKind: latest.state.kind,
+      parentVersionId: latest.commit ? latest.commit.versionId : latest.state.parentVersionId,
+    };
+    return { lineage, pending: latest.commit ? undefined : latest };
   }
 
   /** The adapter of `start` (or a fresh one), a new optimiser, and a lineage descending from `start`. */
-  async #startFrom(start: PolicyVersion | undefined, step: number): Promise<void> {
-    const log = (line: string) => this.deps.progress.line(line);
+  async #startFrom(start: PolicyVersion | undefined, step: number): Promise<Position> {
     const from = startingAdapterDir(start);
-    if (this.model.adapterNames().includes(this.adapterName)) this.model.removeAdapter(this.adapterName);
     if (from) {
-      await this.model.loadAdapter(this.adapterName, from);
-      log(`starting from ${start?.adapterName}'s adapter (${from})`);
+      await this.engine.startAdapter({ kind: 'peft', dir: from });
+      this.deps.progress.line(`starting from ${start?.adapterName}'s adapter (${from})`);
     } else {
       const { r, alpha, dropout, targets, useRslora, initA } = this.config.lora;
-      this.model.addAdapter(
-        this.adapterName,
-        { r, alpha, dropout, targets, useRslora, initA },
-        { seed: this.config.seed },
-      );
+      await this.engine.startAdapter({
+        kind: 'fresh',
+        settings: { r, alpha, dropout, targets, useRslora, initA },
+        seed: this.config.seed,
+      });
     }
-    this.optimizer = this.#newOptimizer();
-    this.lineage = {
-      step,
-      trainingRunId: undefined,
-      runConfigHash: undefined,
-      runKind: undefined,
-      parentVersionId: start?.id ?? null,
+    await this.engine.resetOptimizer(this.#optimizerSettings());
+    return {
+      lineage: {
+        step,
+        trainingRunId: undefined,
+        runConfigHash: undefined,
+        runKind: undefined,
+        parentVersionId: start?.id ?? null,
+      },
+      pending: undefined,
     };
-    this.pending = undefined;
   }
 
-  /** The training run steps are recorded under: the lineage's, unless the mode or settings changed. */
-  async ensureTrainingRun(): Promise<string> {
-    const { trainingRunId, runConfigHash, runKind } = this.lineage;
+  /** `lineage` with the training run its steps are recorded under: its own, unless the mode or settings changed. */
+  async ensureTrainingRun(lineage: Lineage): Promise<Lineage & { readonly trainingRunId: string }> {
+    const { trainingRunId, runConfigHash, runKind } = lineage;
     if (
       trainingRunId &&
       this.#runs.has(trainingRunId) &&
       runConfigHash === this.configHash &&
       runKind === this.config.mode
     )
-      return trainingRunId;
+      return { ...lineage, trainingRunId };
     const run = await this.deps.store.startTrainingRun({
       policyId: this.policy.id,
-      ...(this.lineage.parentVersionId ? { baseVersionId: this.lineage.parentVersionId } : {}),
+      ...(lineage.parentVersionId ? { baseVersionId: lineage.parentVersionId } : {}),
       config: {
         ...runConfigSummary(this.config),
         configHash: this.configHash,
         outputDir: this.config.outputDir,
       },
     });
-    this.lineage = {
-      ...this.lineage,
-      trainingRunId: run.id,
-      runConfigHash: this.configHash,
-      runKind: this.config.mode,
-    };
     this.#runs.add(run.id);
     this.deps.progress.line(`training run ${run.id} (${this.config.mode})`);
-    return run.id;
+    return { ...lineage, trainingRunId: run.id, runConfigHash: this.configHash, runKind: this.config.mode };
   }
 
-  /** Ends the runs this process carries as `end` says and gives the policy lease back; once. */
-  async end(end: RunEnd): Promise<void> {
+  /**
+   * Ends the runs this process carries as `end` says, hands back the group leases no pending
+   * checkpoint of `at` accounts for, and gives the policy lease back; once.
+   */
+  async end(end: RunEnd, at?: Position): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     for (const trainingRunId of this.#runs) {
@@ -272,18 +238,25 @@ export class TrainerSession {
     }
     // Group leases no checkpoint accounts for go back now (a signal stops a cycle mid-way).
     await this.deps.store
-      .releaseOwnerLeases({ owner: this.config.owner, except: this.pending?.state.groupIds ?? [] })
+      .releaseOwnerLeases({ owner: this.config.owner, except: at?.pending?.state.groupIds ?? [] })
       .catch((error: unknown) =>
         this.deps.progress.line(`could not release the group leases: ${errorMessage(error)}`),
       );
     await this.#releasePolicyLease();
   }
 
-  async close(end: RunEnd = { status: 'finished' }): Promise<void> {
-    await this.end(end);
-    await this.workers?.close();
-    this.optimizer?.dispose();
-    this.model.dispose();
+  async close(end: RunEnd = { status: 'finished' }, at?: Position): Promise<void> {
+    await this.end(end, at);
+    await this.engine.close();
+    this.#lock.release();
+  }
+
+  /** Gives the policy lease, the engine and the lock back without touching runs or group leases
+   *  (opening failed before the lineage was read). */
+  async abandon(): Promise<void> {
+    this.#closed = true;
+    await this.#releasePolicyLease();
+    await this.engine.close();
     this.#lock.release();
   }
 
@@ -331,45 +304,30 @@ export class TrainerSession {
       );
   }
 
-  #newOptimizer(): AdamW {
-    this.optimizer?.dispose();
-    // A loaded adapter's A is trainable as loaded; the configured LoRA-FA choice applies to every start.
-    setLoraATrainable(this.model.adapter(this.adapterName), !this.config.lora.freezeA);
+  #optimizerSettings(): OptimizerSettings {
     const loss = this.config.loss;
-    return new AdamW(this.model.trainableVariables(this.adapterName), {
-      learningRate: this.learningRate,
+    return {
+      learningRate: this.config.mode === 'sft' ? this.config.sft.learningRate : loss.learningRate,
       beta1: loss.adamBeta1,
       beta2: loss.adamBeta2,
       eps: loss.adamEps,
       weightDecay: loss.weightDecay,
-    });
+      trainA: !this.config.lora.freezeA,
+    };
   }
 
-  #noteShape(dir: string): void {
-    const { config } = this.model.adapter(this.adapterName);
+  #noteShape(shape: AdapterShape, dir: string): void {
     const wanted = this.config.lora;
     if (
-      config.r !== wanted.r ||
-      config.alpha !== wanted.alpha ||
-      config.targets.join() !== wanted.targets.join()
+      shape.r !== wanted.r ||
+      shape.alpha !== wanted.alpha ||
+      shape.targets.join() !== wanted.targets.join()
     ) {
       this.deps.progress.line(
-        `note: resuming ${dir} with its LoRA shape (r ${config.r}, alpha ${config.alpha}, ${config.targets.join('/')}), not the configured one; use a new --output-dir to change it`,
+        `note: resuming ${dir} with its LoRA shape (r ${shape.r}, alpha ${shape.alpha}, ${shape.targets.join('/')}), not the configured one; use a new --output-dir to change it`,
       );
     }
   }
-}
-
-/** The worker pool `config.workers` (or the backend's default) asks for; none for one worker. */
-function gradientWorkers(config: TrainConfig, deps: TrainerDeps): TrainWorkerPool | undefined {
-  const backend = selectedBackend()?.choice;
-  const size = resolveWorkerCount(config.workers, backend);
-  if (size === 1) return undefined;
-  if (!backend) {
-    throw new Error(`--workers ${size} needs the backend chosen first (selectBackend, model/backend.ts)`);
-  }
-  deps.progress.line(`gradients on ${size} worker threads (${backend})`);
-  return new TrainWorkerPool({ size, backend, model: { kind: 'dir', dir: config.modelDir } });
 }
 
 /** The policy, created (with its base weights as version 0, published and default) when missing. */

@@ -10,20 +10,16 @@
 // starts fresh ones at the next step. Workers start at the first step (a session that never trains
 // starts none). Node only.
 import * as tf from '@tensorflow/tfjs';
-import type { BackendChoice } from '../../../model/backend.ts';
-import { loraVariables } from '../../../model/lora.ts';
-import type { PolicyModel } from '../../../model/policy-model.ts';
-import { WorkerThread } from '../../../model/worker-thread/worker-thread.ts';
-import type { StepNormaliser } from '../../grpo/aggregate.ts';
-import type { LossSums } from '../../grpo/grpo-loss.ts';
-import { planMicroBatches } from '../../grpo/micro-batches.ts';
-import type { TrainingSequence } from '../build-batch.ts';
-import type {
-  GradientOptions,
-  GradientWorkers,
-  MicroBatchProgress,
-  SequenceGradients,
-} from '../train-step.ts';
+import type { BackendChoice } from '../../../../model/backend.ts';
+import { loraVariables } from '../../../../model/lora.ts';
+import type { PolicyModel } from '../../../../model/policy-model.ts';
+import { WorkerThread } from '../../../../model/worker-thread/worker-thread.ts';
+import type { StepNormaliser } from '../../../grpo/aggregate.ts';
+import type { LossSums } from '../../../grpo/grpo-loss.ts';
+import { planMicroBatches } from '../../../grpo/micro-batches.ts';
+import type { TrainingSequence } from '../../training-sequence.ts';
+import type { MicroBatchProgress } from '../../train-engine.ts';
+import type { GradientOptions, GradientWorkers, SequenceGradients } from '../train-step.ts';
 import { shardSequences } from './shard-sequences.ts';
 import type {
   AdapterLayout,

@@ -5,10 +5,10 @@
 // Steps run one at a time, in arrival order. It never updates the adapter: the coordinator does.
 import { workerData } from 'node:worker_threads';
 import * as tf from '@tensorflow/tfjs';
-import { selectBackend } from '../../../model/backend.ts';
-import { loraVariables } from '../../../model/lora.ts';
-import { loadModel, PolicyModel } from '../../../model/policy-model.ts';
-import { answerRequests, failStart, postEvent } from '../../../model/worker-thread/thread-side.ts';
+import { selectBackend } from '../../../../model/backend.ts';
+import { loraVariables } from '../../../../model/lora.ts';
+import { loadModel, PolicyModel } from '../../../../model/policy-model.ts';
+import { answerRequests, failStart, postEvent } from '../../../../model/worker-thread/thread-side.ts';
 import { sequenceGradients } from '../train-step.ts';
 import type { AdapterLayout, Done, FromWorker, StepRequest, WorkerStart } from './worker-protocol.ts';
 

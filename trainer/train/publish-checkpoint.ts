@@ -1,18 +1,22 @@
-// Takes a written checkpoint to a published policy version, in an order a kill can interrupt anywhere:
-//   1. hold its groups (taken back after a restart; if another trainer took any, the checkpoint is
-//      discarded, since publishing it would train those groups twice),
-//   2. record its steps (a step recorded before is skipped),
-//   3. register the version (`training`) and note it beside the checkpoint,
-//   4. publish the adapter to the fleet (copy once; load, /v1/models and a probe on every replica;
-//      each replica's row in `publications` says how far it got),
-//   5. in ONE transaction: the replicas that verified it `ready`, version published (+ default),
-//      groups trained, drift notes,
-//   6. mark the checkpoint committed; optionally open an A/B experiment.
-// A failed publication (fewer than --min-replicas verified it) stops after 4 with the reason on the
-// version; the previous version keeps serving and the next cycle tries again before training anything
-// new. A replica that failed while enough others verified is quarantined for the version and caught
-// up later (catch-up-fleet.ts).
+// The transitions that take a written checkpoint to a published policy version, in an order a kill
+// can interrupt anywhere (drive-cycle.ts runs them):
+//   checkpointed → registered: hold its groups (taken back after a restart; if another trainer took
+//     any, the checkpoint is discarded, since publishing it would train those groups twice), record
+//     its steps (a step recorded before is skipped), register the version (`training`) and note it
+//     beside the checkpoint (publication.json);
+//   registered → published: publish the adapter to the fleet (copy once; load, /v1/models and a probe
+//     on every replica; each replica's row in `publications` says how far it got);
+//   published → committed: in ONE transaction, the replicas that verified it `ready`, version
+//     published (+ default), groups trained, drift notes; then committed.json, an optional A/B
+//     experiment, and checkpoint retention.
+// A failed publication (fewer than --min-replicas verified it) ends in `publish-failed` with the
+// reason on the version; the previous version keeps serving and the next cycle tries again before
+// training anything new. A replica that failed while enough others verified is quarantined for the
+// version and caught up later (catch-up-fleet.ts).
 import { isStoreError } from '../../db/errors.ts';
+import { errorMessage } from '../../protocol/error-message.ts';
+import { abTestName } from './ab-test-name.ts';
+import { versionsToKeep } from './best-version.ts';
 import {
   type Checkpoint,
   discardCheckpoint,
@@ -21,69 +25,45 @@ import {
   writeCommit,
   writePublication,
 } from './checkpoint.ts';
-import { abTestName } from './ab-test-name.ts';
-import { versionsToKeep } from './best-version.ts';
-import type { LeaseKeeper } from './lease-keeper.ts';
+import type { CycleState, Publishing, RegisteredCheckpoint, StateOf } from './cycle-state.ts';
+import type { CycleContext } from './step-source.ts';
 import type { PublishStage } from './publish.ts';
 import { type FleetPublishOutcome, publishToFleet } from './publish-fleet.ts';
 import type { TrainerSession } from './trainer-session.ts';
-import { errorMessage } from '../../protocol/error-message.ts';
 
-export type FinishOutcome =
-  | {
-      readonly kind: 'published';
-      readonly adapterName: string;
-      readonly versionId: string;
-      readonly version: number;
-      readonly adapterUri: string;
-      readonly groupIds: string[];
-      readonly experimentId?: string;
-      /** The replicas it was committed with (its `ready` rows). */
-      readonly replicas: readonly string[];
-    }
-  | {
-      readonly kind: 'publish-failed';
-      readonly adapterName: string;
-      readonly stage: PublishStage;
-      readonly reason: string;
-    }
-  | { readonly kind: 'discarded'; readonly reason: string };
-
-export async function finishCheckpoint(
-  session: TrainerSession,
-  start: Checkpoint,
-  keeper: LeaseKeeper,
-): Promise<FinishOutcome> {
+/** checkpointed → registered (or discarded): its groups held, its steps recorded, its version registered. */
+export async function registerCheckpoint(
+  state: StateOf<'checkpointed'>,
+  context: CycleContext,
+): Promise<CycleState> {
+  const { session, keeper } = context;
   const { config, deps } = session;
-  const { store, progress } = deps;
-  let checkpoint = start;
-  const { state } = checkpoint;
+  const { store } = deps;
+  const { checkpoint } = state;
+  const { state: saved } = checkpoint;
 
-  // 1. The groups these weights include.
-  if (state.groupIds.length > 0) {
+  if (saved.groupIds.length > 0) {
     const { lost, claimed } = await store.reclaimGroups({
       owner: config.owner,
-      groupIds: state.groupIds,
+      groupIds: saved.groupIds,
       leaseSeconds: config.leaseSeconds,
     });
     if (lost.length > 0) {
       const reason = `its groups were taken meanwhile (${lost.map((loss) => `${loss.groupId} ${loss.why}`).join('; ')})`;
-      await discard(
+      return discard(
+        state,
         session,
-        checkpoint,
         claimed.map((group) => group.id),
         reason,
       );
-      return { kind: 'discarded', reason };
     }
-    keeper.hold(state.groupIds);
+    keeper.hold(saved.groupIds);
   }
 
-  // 2. Step records.
-  for (const step of state.steps) {
+  for (const step of saved.steps) {
     try {
       await store.recordTrainingStep({
-        trainingRunId: state.trainingRunId,
+        trainingRunId: saved.trainingRunId,
         step: step.step,
         metrics: step.metrics,
         groupIds: step.groupIds,
@@ -95,32 +75,40 @@ export async function finishCheckpoint(
     }
   }
 
-  // 3. The version.
-  if (!checkpoint.publication) {
-    const last = state.steps.at(-1);
-    const version = await store.registerPolicyVersion({
-      policyId: state.policyId,
-      ...(state.parentVersionId ? { parentVersionId: state.parentVersionId } : {}),
-      trainingRunId: state.trainingRunId,
-      metadata: {
-        kind: state.kind,
-        checkpoint: checkpoint.dir,
-        step: state.step,
-        groupIds: state.groupIds,
-        groupReasons: state.groupReasons,
-        ...(last ? { metrics: last.metrics } : {}),
-      },
-    });
-    checkpoint = await writePublication(checkpoint, {
-      versionId: version.id,
-      version: version.version,
-      adapterName: version.adapterName,
-    });
-    await deps.hook?.('registered');
+  if (checkpoint.publication) {
+    return { ...state, kind: 'registered', checkpoint: checkpoint as RegisteredCheckpoint };
   }
-  const publication = checkpoint.publication as NonNullable<Checkpoint['publication']>;
+  const last = saved.steps.at(-1);
+  const version = await store.registerPolicyVersion({
+    policyId: saved.policyId,
+    ...(saved.parentVersionId ? { parentVersionId: saved.parentVersionId } : {}),
+    trainingRunId: saved.trainingRunId,
+    metadata: {
+      kind: saved.kind,
+      checkpoint: checkpoint.dir,
+      step: saved.step,
+      groupIds: saved.groupIds,
+      groupReasons: saved.groupReasons,
+      ...(last ? { metrics: last.metrics } : {}),
+    },
+  });
+  const registered = (await writePublication(checkpoint, {
+    versionId: version.id,
+    version: version.version,
+    adapterName: version.adapterName,
+  })) as RegisteredCheckpoint;
+  return { ...state, kind: 'registered', checkpoint: registered };
+}
 
-  // 4. Publication: prepare and verify on every replica (publish-fleet.ts).
+/** registered → published (or publish-failed): the adapter prepared and verified on the fleet (publish-fleet.ts). */
+export async function publishCheckpoint(
+  state: StateOf<'registered'>,
+  context: CycleContext,
+): Promise<CycleState> {
+  const { config, deps } = context.session;
+  const { store, progress } = deps;
+  const { checkpoint } = state;
+  const { publication } = checkpoint;
   const published = await publishToFleet({
     store,
     versionId: publication.versionId,
@@ -140,12 +128,15 @@ export async function finishCheckpoint(
       .catch((error: unknown) =>
         progress.line(`could not record the publication failure: ${errorMessage(error)}`),
       );
-    session.pending = checkpoint;
     return {
+      ...state,
       kind: 'publish-failed',
-      adapterName: publication.adapterName,
-      stage: failure.stage,
-      reason: failure.reason,
+      outcome: {
+        kind: 'publish-failed',
+        adapterName: publication.adapterName,
+        stage: failure.stage,
+        reason: failure.reason,
+      },
     };
   }
   for (const failed of published.failed) {
@@ -153,51 +144,66 @@ export async function finishCheckpoint(
       `${failed.replica} quarantined for ${publication.adapterName} (${failed.stage}: ${failed.reason}); catch-up retries it`,
     );
   }
-  await deps.hook?.('published');
+  return {
+    ...state,
+    kind: 'published',
+    fleet: { adapterPath: published.adapterPath, acknowledged: published.acknowledged },
+  };
+}
 
-  // 5. One transaction.
-  if (state.groupIds.length > 0) await keeper.ensure();
+/** published → committed (or discarded): one transaction marks it all, then the markers and retention. */
+export async function commitCheckpoint(
+  state: StateOf<'published'>,
+  context: CycleContext,
+): Promise<CycleState> {
+  const { session, keeper } = context;
+  const { config, deps } = session;
+  const { checkpoint, fleet } = state;
+  const { state: saved, publication } = checkpoint;
+  if (saved.groupIds.length > 0) await keeper.ensure();
   try {
-    await store.commitTrainingCycle({
+    await deps.store.commitTrainingCycle({
       owner: config.owner,
       versionId: publication.versionId,
-      adapterUri: published.adapterPath,
+      adapterUri: fleet.adapterPath,
       makeDefault: config.publish.makeDefault,
-      replicas: { acknowledged: [...published.acknowledged], fleet: config.inference.replicas },
-      trainingRunId: state.trainingRunId,
-      groupIds: state.groupIds,
-      groupReasons: state.groupReasons,
-      trajectoryNotes: state.trajectoryNotes,
+      replicas: { acknowledged: [...fleet.acknowledged], fleet: config.inference.replicas },
+      trainingRunId: saved.trainingRunId,
+      groupIds: saved.groupIds,
+      groupReasons: saved.groupReasons,
+      trajectoryNotes: saved.trajectoryNotes,
     });
   } catch (error) {
     if (isStoreError(error, 'lease-lost') || isStoreError(error, 'policy-lease-lost')) {
-      await discard(session, checkpoint, [], `lost its groups before commit: ${error.message}`);
-      return { kind: 'discarded', reason: error.message };
+      return discard(state, session, [], `lost its groups before commit: ${error.message}`, error.message);
     }
     throw error;
   }
-  keeper.drop(state.groupIds);
-
-  // 6. Done.
-  checkpoint = await writeCommit(checkpoint, {
+  keeper.drop(saved.groupIds);
+  await writeCommit(checkpoint, {
     versionId: publication.versionId,
     adapterName: publication.adapterName,
-    adapterUri: published.adapterPath,
+    adapterUri: fleet.adapterPath,
     committedAt: new Date().toISOString(),
   });
-  session.pending = undefined;
-  session.lineage = { ...session.lineage, parentVersionId: publication.versionId };
-  const experimentId = await openAbTest(session, publication, state.parentVersionId);
+  const experimentId = await openAbTest(session, publication, saved.parentVersionId);
   await prune(session);
   return {
-    kind: 'published',
-    adapterName: publication.adapterName,
-    versionId: publication.versionId,
-    version: publication.version,
-    adapterUri: published.adapterPath,
-    groupIds: state.groupIds,
-    ...(experimentId ? { experimentId } : {}),
-    replicas: published.acknowledged,
+    kind: 'committed',
+    lineage: { ...state.lineage, parentVersionId: publication.versionId },
+    resumed: state.resumed,
+    stale: state.stale,
+    steps: saved.steps.length,
+    outcome: {
+      kind: 'published',
+      adapterName: publication.adapterName,
+      versionId: publication.versionId,
+      version: publication.version,
+      adapterUri: fleet.adapterPath,
+      groupIds: saved.groupIds,
+      ...(experimentId ? { experimentId } : {}),
+      replicas: fleet.acknowledged,
+    },
   };
 }
 
@@ -221,17 +227,27 @@ function fleetFailure(
   };
 }
 
+/** Moves an unpublishable checkpoint aside (kept for inspection) and hands back the groups it held. */
 async function discard(
+  state: Publishing & { readonly checkpoint: Checkpoint },
   session: TrainerSession,
-  checkpoint: Checkpoint,
   release: string[],
-  reason: string,
-): Promise<void> {
-  const where = await discardCheckpoint(checkpoint, reason);
-  session.deps.progress.line(`checkpoint ${checkpoint.state.step} discarded (moved to ${where}): ${reason}`);
+  why: string,
+  reason = why,
+): Promise<CycleState> {
+  const { checkpoint } = state;
+  const where = await discardCheckpoint(checkpoint, why);
+  session.deps.progress.line(`checkpoint ${checkpoint.state.step} discarded (moved to ${where}): ${why}`);
   if (release.length > 0)
     await session.deps.store.releaseGroups({ owner: session.config.owner, groupIds: release });
-  await session.restore();
+  return {
+    kind: 'discarded',
+    lineage: state.lineage,
+    resumed: state.resumed,
+    stale: state.stale,
+    steps: checkpoint.state.steps.length,
+    outcome: { kind: 'discarded', reason },
+  };
 }
 
 /** An A/B experiment of the new version against its parent, when configured; failures are reported, not fatal. */

@@ -10,15 +10,21 @@
 //
 // Legend: B = sequences in a micro-batch, T = its longest sequence, T − 1 = predicted positions.
 import * as tf from '@tensorflow/tfjs';
-import type { AdamW } from '../grpo/adamw.ts';
-import { type StepNormaliser, stepNormaliser } from '../grpo/aggregate.ts';
-import { clipGradNorm } from '../grpo/clip-grad-norm.ts';
-import { type LossSums, readLossSums } from '../grpo/grpo-loss.ts';
-import { addGrads, microBatchGrads } from '../grpo/micro-batch-grads.ts';
-import { planMicroBatches } from '../grpo/micro-batches.ts';
-import { type Objective, type ObjectiveBatch, objectiveBeta, objectiveLoss } from '../grpo/objective-loss.ts';
-import type { PolicyModel } from '../../model/policy-model.ts';
-import type { TrainingSequence } from './build-batch.ts';
+import type { AdamW } from '../../grpo/adamw.ts';
+import { type StepNormaliser, stepNormaliser } from '../../grpo/aggregate.ts';
+import { clipGradNorm } from '../../grpo/clip-grad-norm.ts';
+import { type LossSums, readLossSums } from '../../grpo/grpo-loss.ts';
+import { addGrads, microBatchGrads } from '../../grpo/micro-batch-grads.ts';
+import { planMicroBatches } from '../../grpo/micro-batches.ts';
+import {
+  type Objective,
+  type ObjectiveBatch,
+  objectiveBeta,
+  objectiveLoss,
+} from '../../grpo/objective-loss.ts';
+import type { PolicyModel } from '../../../model/policy-model.ts';
+import { checkOnPolicy, type EngineStepResult, type MicroBatchProgress } from '../train-engine.ts';
+import type { TrainingSequence } from '../training-sequence.ts';
 
 export interface TrainStepOptions extends GradientOptions {
   /** Global gradient-norm clip; Infinity measures without clipping. */
@@ -32,23 +38,6 @@ export interface TrainStepOptions extends GradientOptions {
    *  times `weight` added to the step's. */
   readonly replay?: { readonly sequences: readonly TrainingSequence[]; readonly weight: number };
 }
-
-export interface TrainStepResult {
-  /** One entry per micro-batch, as read back by readLossSums. */
-  readonly microBatches: LossSums[];
-  /** Global gradient norm before clipping. */
-  readonly gradNorm: number;
-  /** Real (unpadded) tokens of every sequence, prompt included: what the forward pass processed. */
-  readonly tokens: number;
-  readonly paddedTokens: number;
-  readonly seconds: number;
-  /** With workers: each one's compute time in the step (its share's forward, backward and read-back). */
-  readonly workerSeconds?: readonly number[];
-  /** With `replay`: its micro-batches' sums (its loss before the weight) and its sequence count. */
-  readonly replay?: { readonly microBatches: LossSums[]; readonly sequences: number };
-}
-
-export type { Objective } from '../grpo/objective-loss.ts';
 
 interface MicroBatchTensors extends ObjectiveBatch {
   readonly ids: tf.Tensor2D; // [B, T] int32
@@ -96,19 +85,6 @@ function microBatchTensors(sequences: readonly TrainingSequence[], padTokenId: n
   };
 }
 
-/** Every trained token has a sampling logprob or is flagged on-policy (build-batch.ts decides which). */
-function checkOnPolicy(sequences: readonly TrainingSequence[]): void {
-  for (const sequence of sequences) {
-    sequence.targetMask.forEach((bit, at) => {
-      if (bit === 1 && sequence.onPolicy[at] !== 1 && !Number.isFinite(sequence.oldLogprobs[at])) {
-        throw new RangeError(
-          `trainStep: trajectory ${sequence.trajectoryId}, target ${at} is trained with neither a finite sampling logprob nor the on-policy flag`,
-        );
-      }
-    });
-  }
-}
-
 /** What computing a set of sequences' gradients needs besides the model: the objective and the layout. */
 export interface GradientOptions {
   readonly objective: Objective;
@@ -127,9 +103,6 @@ export interface SequenceGradients {
   readonly tokens: number;
   readonly paddedTokens: number;
 }
-
-/** Progress of a step: micro-batches `done` of `total`, real tokens processed so far. */
-export type MicroBatchProgress = (done: number, total: number, tokens: number) => void;
 
 /**
  * Computes the step's gradients somewhere else (worker threads, trainer/train/workers/): the same
@@ -235,7 +208,7 @@ export async function trainStep(
   optimizer: AdamW,
   sequences: readonly TrainingSequence[],
   options: TrainStepOptions,
-): Promise<TrainStepResult> {
+): Promise<EngineStepResult> {
   if (sequences.length === 0) throw new RangeError('trainStep: no sequences to train on');
   checkOnPolicy(sequences);
   const started = performance.now();
