@@ -1,5 +1,6 @@
 // Causal self-attention with rotary embeddings and grouped-query attention (Ainslie et al. 2023,
-// arXiv:2305.13245), as in transformers' LlamaAttention/Qwen2Attention (eager path). GQA without
+// arXiv:2305.13245), as in transformers' LlamaAttention/Qwen2Attention/Qwen3Attention (eager path;
+// Qwen3's q/k norms are applied by the caller, decoder.ts, before RoPE here). GQA without
 // repeating key/value heads: query heads are grouped under their key/value head by a reshape,
 // [B, H, T, hd] → [B, K, G·T, hd], because tile's gradient stops at rank 4 and gather has no
 // gradient on wasm (feasibility §10.3). Keys are transposed explicitly (no transposeB on wasm).
@@ -11,7 +12,7 @@ import { appendKv } from './kv-cache.ts';
 import { applyRope, type RopeTables } from './rope.ts';
 
 export interface AttentionInput {
-  readonly q: tf.Tensor2D; // [N, H·hd] (projected, biased)
+  readonly q: tf.Tensor2D; // [N, H·hd] (projected, biased, and head-normed for Qwen3)
   readonly k: tf.Tensor2D; // [N, K·hd]
   readonly v: tf.Tensor2D; // [N, K·hd]
   readonly batch: number;

@@ -4,7 +4,7 @@
 // gate|up) so each group is one matmul, one bias add and, in the backward pass, one product for
 // the input's gradient. Plain tensors, not variables: the base model is frozen.
 import * as tf from '@tensorflow/tfjs';
-import type { ModelConfig, Projection } from './hf-config.ts';
+import { hasQkNorm, type ModelConfig, type Projection } from './hf-config.ts';
 import type { HostTensor } from './safetensors.ts';
 import { tidy } from './tidy.ts';
 import { layerPrefix, projectionModule, projectionShape } from './weight-names.ts';
@@ -32,6 +32,8 @@ export interface GroupWeights {
 export interface LayerWeights {
   readonly inputNorm: tf.Tensor1D; // [D]
   readonly postAttentionNorm: tf.Tensor1D; // [D]
+  /** Qwen3's per-head query and key RMSNorm weights, [hd] each; null for Llama and Qwen2. */
+  readonly qkNorm: { readonly q: tf.Tensor1D; readonly k: tf.Tensor1D } | null;
   readonly groups: Readonly<Record<ProjectionGroupName, GroupWeights>>;
 }
 
@@ -80,6 +82,9 @@ export function toDecoderWeights(config: ModelConfig, host: ReadonlyMap<string, 
     layers.push({
       inputNorm: vector(`${prefix}.input_layernorm.weight`),
       postAttentionNorm: vector(`${prefix}.post_attention_layernorm.weight`),
+      qkNorm: hasQkNorm(config)
+        ? { q: vector(`${prefix}.self_attn.q_norm.weight`), k: vector(`${prefix}.self_attn.k_norm.weight`) }
+        : null,
       groups: {
         qkv: group(prefix, projectionGroups.qkv),
         o: group(prefix, projectionGroups.o),
@@ -105,6 +110,7 @@ export function decoderTensors(weights: DecoderWeights): tf.Tensor[] {
   if (weights.lmHead !== weights.embed) all.push(weights.lmHead);
   for (const layer of weights.layers) {
     all.push(layer.inputNorm, layer.postAttentionNorm);
+    if (layer.qkNorm) all.push(layer.qkNorm.q, layer.qkNorm.k);
     for (const { weightT, bias } of Object.values(layer.groups)) {
       all.push(weightT);
       if (bias) all.push(bias);

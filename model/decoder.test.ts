@@ -1,17 +1,28 @@
-// Forward-pass parity with an independent float64 PyTorch implementation (test/fixtures/model/
-// make_reference.py; how the fixtures were made is in that folder's README), on both CPU backends.
+// Forward-pass parity on both CPU backends with an independent float64 PyTorch implementation
+// (test/fixtures/model/make_reference.py: qwen2, llama) and with transformers + PEFT themselves in
+// float32 (make_transformers_reference.py: qwen3); how the fixtures were made is in that folder's README.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Projection } from './hf-config.ts';
+import { peftTensorName } from './peft-adapter.ts';
 import { loadModel, type PolicyModel } from './policy-model.ts';
 import { decodeSafetensors } from './safetensors.ts';
 import { fixtureDir, useBackend } from '../test/support/model-fixtures.ts';
 import { maxAbsDiff } from '../test/support/max-difference.ts';
 import { generate } from '../test/support/generate.ts';
 
-/** float32 against float64 through two layers: observed ≤ 3e-6 on logits of magnitude ≤ 4.5. */
+/** float32 against float64 (qwen2, llama) or transformers' float32 (qwen3, itself within 1.4e-6 of
+ * float64) through two layers: observed ≤ 3e-6 on logits of magnitude ≤ 4.5. */
 const logitTolerance = 1e-4;
+
+/** What each fixture's reference.safetensors was computed with. */
+const referenceKind = {
+  qwen2: 'PyTorch float64',
+  llama: 'PyTorch float64',
+  qwen3: 'transformers float32',
+} as const;
 
 interface Reference {
   ids: number[][];
@@ -23,7 +34,7 @@ interface Reference {
 }
 
 for (const backend of ['wasm', 'cpu'] as const) {
-  for (const name of ['qwen2', 'llama']) {
+  for (const name of ['qwen2', 'llama', 'qwen3'] as const) {
     describe(`${name} on ${backend}`, () => {
       const dir = fixtureDir(name);
       const reference = JSON.parse(readFileSync(join(dir, 'reference.json'), 'utf8')) as Reference;
@@ -46,7 +57,9 @@ for (const backend of ['wasm', 'cpu'] as const) {
           expect(out.shape).toEqual([2, 7, 128]);
           const diff = maxAbsDiff(await out.data(), logits.get(key)?.data ?? []);
           out.dispose();
-          console.log(`${name}/${backend} ${key}: largest |Δ| vs PyTorch float64 = ${diff.toExponential(2)}`);
+          console.log(
+            `${name}/${backend} ${key}: largest |Δ| vs ${referenceKind[name]} = ${diff.toExponential(2)}`,
+          );
           expect(diff, `${key} max |Δ|`).toBeLessThan(logitTolerance);
         }
         // The adapter must matter, or the second comparison proves nothing.
@@ -54,6 +67,36 @@ for (const backend of ['wasm', 'cpu'] as const) {
           maxAbsDiff(logits.get('logits')?.data ?? [], logits.get('logits_adapter')?.data ?? []),
         ).toBeGreaterThan(0.5);
       });
+
+      it.runIf(name === 'qwen3')(
+        "gives the adapter PEFT's gradients of the mean next-token NLL (autograd through the q/k norms)",
+        async () => {
+          const variables = model.trainableVariables('fixture');
+          const loss = () => tf.neg(tf.mean(model.forwardLogprobs(reference.ids, { adapter: 'fixture' })));
+          const { value, grads } = tf.variableGrads(loss as () => tf.Scalar, variables);
+          let worst = 0;
+          let largest = 0;
+          for (const variable of variables) {
+            const match = /layers\.(\d+)\.(\w+)\.lora_(A|B)$/.exec(variable.name);
+            expect(match, variable.name).not.toBeNull();
+            const [, layer, projection, which] = match as unknown as [string, string, Projection, 'A' | 'B'];
+            const want = logits.get(`grad.${peftTensorName(Number(layer), projection, which)}`);
+            expect(want, `${variable.name} has a reference`).toBeDefined();
+            // The runtime keeps Aᵀ [in, r] and Bᵀ [r, out]; PEFT's A is [r, in], B [out, r].
+            const mine = tf.transpose(grads[variable.name] as tf.Tensor2D);
+            expect(mine.shape).toEqual(want?.shape);
+            worst = Math.max(worst, maxAbsDiff(await mine.data(), want?.data ?? []));
+            largest = Math.max(largest, ...(want?.data ?? []).map(Math.abs));
+            mine.dispose();
+          }
+          tf.dispose([value, ...Object.values(grads)]);
+          expect(variables).toHaveLength(2 * 7 * 2); // A and B, 7 projections, 2 layers
+          console.log(
+            `qwen3/${backend} adapter gradients: largest |Δ| ${worst.toExponential(2)} of ${largest.toFixed(3)}`,
+          );
+          expect(worst).toBeLessThan(1e-5 * Math.max(1, largest));
+        },
+      );
 
       it('greedy decoding with the KV cache reproduces the reference (recomputed from scratch each step)', async () => {
         // The reference's smallest top-2 logit gap dwarfs the float32 error, so argmax must agree.

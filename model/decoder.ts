@@ -1,9 +1,11 @@
-// The decoder-only transformer forward pass of Llama and Qwen2 (transformers' LlamaModel/Qwen2Model):
-// embed → N × [RMSNorm → attention (RoPE, GQA, causal mask, optional q/k/v bias) → residual,
-// RMSNorm → SwiGLU MLP → residual] → RMSNorm. LoRA updates join the projections they target.
+// The decoder-only transformer forward pass of Llama, Qwen2 and Qwen3 (transformers' LlamaModel,
+// Qwen2Model, Qwen3Model): embed → N × [RMSNorm → attention (optional q/k/v bias, Qwen3's per-head
+// q/k RMSNorm, RoPE, GQA, causal mask) → residual, RMSNorm → SwiGLU MLP → residual] → RMSNorm.
+// LoRA updates join the projections they target.
 // Pure tensor maths: no I/O, no tokenizer. Leaves out the output projection (see logits in
 // policy-model.ts and token-logprobs.ts).
-// Legend: B batch, T new positions, N = B·T, D hidden, V vocab, r LoRA rank.
+// Legend: B batch, T new positions, N = B·T, D hidden, V vocab, r LoRA rank, H query heads, K key/value
+// heads, hd head dim.
 import * as tf from '@tensorflow/tfjs';
 import { attention } from './attention.ts';
 import type { DecoderWeights, GroupWeights } from './decoder-weights.ts';
@@ -114,6 +116,14 @@ function projectGroup(
   return outputs;
 }
 
+/** RMSNorm over each head's hd values of x [N, heads·hd], with one weight [hd] shared by the heads:
+ * Qwen3Attention's q_norm / k_norm, applied to the projection (LoRA included) before RoPE. */
+function headNorm(x: tf.Tensor2D, weight: tf.Tensor1D, headDim: number, eps: number): tf.Tensor2D {
+  const [n, width] = x.shape;
+  const perHead = rmsNorm(tf.reshape(x, [(n * width) / headDim, headDim]), weight, eps); // [N·heads, hd]
+  return tf.reshape(perHead, [n, width]); // [N, heads·hd]
+}
+
 /** Runs the layers; returns the final-normed hidden states [B, T, D] and, if asked, the new cache. */
 export function decoderForward(
   decoder: Decoder,
@@ -132,11 +142,11 @@ export function decoderForward(
   weights.layers.forEach((layer, index) => {
     const { qkv, o, gateUp, down } = layer.groups;
     const h = rmsNorm(x, layer.inputNorm, config.rmsNormEps); // [N, D]
-    const [q, k, v] = projectGroup(h, qkv, index, routes, training) as [
-      tf.Tensor2D,
-      tf.Tensor2D,
-      tf.Tensor2D,
-    ];
+    let [q, k, v] = projectGroup(h, qkv, index, routes, training) as [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D];
+    if (layer.qkNorm) {
+      q = headNorm(q, layer.qkNorm.q, config.headDim, config.rmsNormEps); // [N, H·hd]
+      k = headNorm(k, layer.qkNorm.k, config.headDim, config.rmsNormEps); // [N, K·hd]
+    }
     const { output, present: kv } = attention({
       q, // [N, H·hd]
       k, // [N, K·hd]

@@ -30,9 +30,12 @@ function buildF16Table(): Float32Array {
   return table;
 }
 
-/** float32 → binary16 bits, round to nearest even; overflow gives ±Inf, NaN stays NaN. */
-export function f32ToF16(values: Float32Array): Uint16Array {
-  const out = new Uint16Array(values.length);
+/** float32 → binary16 bits, round to nearest even; overflow gives ±Inf, NaN stays NaN. Writes into
+ * `out` (at least as long as `values`) when given. */
+export function f32ToF16(
+  values: Float32Array,
+  out: Uint16Array = new Uint16Array(values.length),
+): Uint16Array {
   for (let i = 0; i < values.length; i++) out[i] = oneF32ToF16(values[i] as number);
   return out;
 }
@@ -74,9 +77,12 @@ export function bf16ToF32(bits: Uint16Array): Float32Array {
   return out;
 }
 
-/** float32 → bfloat16 bits, round to nearest even (0.02 → 0x3ca4 = 0.02001953125); NaN stays NaN. */
-export function f32ToBf16(values: Float32Array): Uint16Array {
-  const out = new Uint16Array(values.length);
+/** float32 → bfloat16 bits, round to nearest even (0.02 → 0x3ca4 = 0.02001953125); NaN stays NaN.
+ * Writes into `out` (at least as long as `values`) when given. */
+export function f32ToBf16(
+  values: Float32Array,
+  out: Uint16Array = new Uint16Array(values.length),
+): Uint16Array {
   const inBits = new Uint32Array(values.buffer, values.byteOffset, values.length);
   for (let i = 0; i < values.length; i++) {
     const bits = inBits[i] as number;

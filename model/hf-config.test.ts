@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseHfConfig, toHfConfigJson } from './hf-config.ts';
+import { hasQkNorm, parseHfConfig, toHfConfigJson } from './hf-config.ts';
 import { fixtureDir } from '../test/support/model-fixtures.ts';
 
 /** The fields of Qwen/Qwen2.5-0.5B-Instruct's config.json that the runtime reads. */
@@ -85,8 +85,64 @@ describe('parseHfConfig', () => {
     expect(Object.values(config.bias).some(Boolean)).toBe(false);
   });
 
+  it('reads a Qwen3 config: head_dim 128 by default, per-head q/k norms, attention_bias on q/k/v/o only', () => {
+    // The shape fields of Qwen/Qwen3-0.6B's config.json (real-presets.ts gives the sources).
+    const qwen3 = {
+      architectures: ['Qwen3ForCausalLM'],
+      model_type: 'qwen3',
+      vocab_size: 151936,
+      hidden_size: 1024,
+      intermediate_size: 3072,
+      num_hidden_layers: 28,
+      num_attention_heads: 16,
+      num_key_value_heads: 8,
+      head_dim: 128,
+      attention_bias: false,
+      max_position_embeddings: 40960,
+      rope_theta: 1000000,
+      tie_word_embeddings: true,
+    };
+    const config = parseHfConfig(qwen3);
+    expect(config).toMatchObject({ architecture: 'qwen3', headDim: 128, numHeads: 16, numKvHeads: 8 });
+    expect(hasQkNorm(config)).toBe(true);
+    expect(Object.values(config.bias).some(Boolean)).toBe(false);
+    // Qwen3Config's head_dim defaults to 128, not hidden / heads (= 64 here); Llama's to hidden / heads.
+    const { head_dim: _, ...withoutHeadDim } = qwen3;
+    expect(parseHfConfig(withoutHeadDim).headDim).toBe(128);
+    expect(parseHfConfig({ ...withoutHeadDim, model_type: 'llama' }).headDim).toBe(64);
+    // Qwen3Attention puts attention_bias on all four attention projections; Qwen3MLP never has one.
+    const biased = parseHfConfig({ ...qwen3, attention_bias: true, mlp_bias: true });
+    expect(biased.bias).toEqual({
+      q_proj: true,
+      k_proj: true,
+      v_proj: true,
+      o_proj: true,
+      gate_proj: false,
+      up_proj: false,
+      down_proj: false,
+    });
+    expect(hasQkNorm(parseHfConfig(qwen25))).toBe(false);
+  });
+
+  it('reads RoPE from rope_parameters, as transformers ≥ 5 writes it', () => {
+    // Qwen2Config(rope_theta=1e6).to_json_string() in transformers 5.18 holds no rope_theta key.
+    const { rope_theta: _, rope_scaling: __, ...rest } = qwen25;
+    expect(
+      parseHfConfig({ ...rest, rope_parameters: { rope_theta: 1000000.0, rope_type: 'default' } }),
+    ).toMatchObject({ ropeTheta: 1e6, ropeScaling: null });
+    expect(
+      parseHfConfig({
+        ...rest,
+        rope_parameters: { rope_theta: 500000, rope_type: 'linear', factor: 2 },
+      }),
+    ).toMatchObject({ ropeTheta: 5e5, ropeScaling: { type: 'linear', factor: 2 } });
+    expect(() =>
+      parseHfConfig({ ...rest, rope_parameters: { rope_theta: 1e4, partial_rotary_factor: 0.5 } }),
+    ).toThrow(/partial_rotary_factor 0.5 is not supported/);
+  });
+
   it('survives a round trip through the config.json it writes', () => {
-    for (const name of ['qwen2', 'llama']) {
+    for (const name of ['qwen2', 'llama', 'qwen3']) {
       const config = parseHfConfig(JSON.parse(readFileSync(join(fixtureDir(name), 'config.json'), 'utf8')));
       expect(parseHfConfig(toHfConfigJson(config, 'float32'))).toEqual(config);
     }

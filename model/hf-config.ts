@@ -1,10 +1,11 @@
-// A Hugging Face `config.json` for a decoder-only Llama or Qwen2 model, validated with zod and turned
-// into the typed `ModelConfig` the runtime uses. Defaults follow transformers' LlamaConfig and
-// Qwen2Config. Leaves out sliding-window attention, quantized checkpoints and other model types.
+// A Hugging Face `config.json` for a decoder-only Llama, Qwen2 or Qwen3 model, validated with zod and
+// turned into the typed `ModelConfig` the runtime uses. Defaults follow transformers' LlamaConfig,
+// Qwen2Config and Qwen3Config. Leaves out sliding-window attention, quantized checkpoints and other
+// model types.
 import { z } from 'zod';
 import { formatIssues } from '../protocol/format-issues.ts';
 
-export type Architecture = 'llama' | 'qwen2';
+export type Architecture = 'llama' | 'qwen2' | 'qwen3';
 
 /** The seven linear projections of a decoder layer, by their Hugging Face / PEFT module names. */
 export type Projection = 'q_proj' | 'k_proj' | 'v_proj' | 'o_proj' | 'gate_proj' | 'up_proj' | 'down_proj';
@@ -56,7 +57,11 @@ interface ArchitectureSpec {
   /** The `architectures[0]` class name transformers and vLLM use to pick the model. */
   readonly hfClass: string;
   readonly defaultMaxPositions: number;
+  /** head_dim when config.json leaves it out. */
+  readonly defaultHeadDim: (raw: HfConfigJson) => number;
   readonly bias: (raw: HfConfigJson) => Record<Projection, boolean>;
+  /** Per-head RMSNorm of queries and keys after their projection, before RoPE (Qwen3's q_norm/k_norm). */
+  readonly qkNorm: boolean;
 }
 
 const noBias = (raw: HfConfigJson): Record<Projection, boolean> => {
@@ -73,13 +78,25 @@ const noBias = (raw: HfConfigJson): Record<Projection, boolean> => {
   };
 };
 
+const hiddenOverHeads = (raw: HfConfigJson): number => raw.hidden_size / raw.num_attention_heads;
+
 /** transformers: LlamaAttention uses `attention_bias` on q/k/v/o and LlamaMLP `mlp_bias`; Qwen2Attention
- * hard-codes bias=True on q/k/v and False on o, and its MLP has no bias. */
+ * hard-codes bias=True on q/k/v and False on o, and its MLP has no bias; Qwen3Attention uses
+ * `attention_bias` (default false) on q/k/v/o, Qwen3MLP has no bias, and Qwen3Config's head_dim
+ * defaults to 128 rather than hidden / heads (models/qwen3/configuration_qwen3.py, modeling_qwen3.py). */
 export const architectures = {
-  llama: { hfClass: 'LlamaForCausalLM', defaultMaxPositions: 2048, bias: noBias },
+  llama: {
+    hfClass: 'LlamaForCausalLM',
+    defaultMaxPositions: 2048,
+    defaultHeadDim: hiddenOverHeads,
+    bias: noBias,
+    qkNorm: false,
+  },
   qwen2: {
     hfClass: 'Qwen2ForCausalLM',
     defaultMaxPositions: 32768,
+    defaultHeadDim: hiddenOverHeads,
+    qkNorm: false,
     bias: () => ({
       q_proj: true,
       k_proj: true,
@@ -90,13 +107,28 @@ export const architectures = {
       down_proj: false,
     }),
   },
+  qwen3: {
+    hfClass: 'Qwen3ForCausalLM',
+    defaultMaxPositions: 32768,
+    defaultHeadDim: () => 128,
+    qkNorm: true,
+    // Qwen3MLP ignores mlp_bias.
+    bias: (raw) => noBias({ ...raw, mlp_bias: false }),
+  },
 } satisfies Record<Architecture, ArchitectureSpec>;
+
+/** Whether queries and keys get a per-head RMSNorm (`self_attn.q_norm` / `k_norm`, shape [head_dim]). */
+export function hasQkNorm(config: ModelConfig): boolean {
+  return architectures[config.architecture].qkNorm;
+}
 
 const positiveInt = z.number().int().positive();
 const tokenId = z.number().int().nonnegative();
 
 const ropeScalingSchema = z.looseObject({
   rope_type: z.string().optional(),
+  rope_theta: z.number().positive().optional(),
+  partial_rotary_factor: z.number().positive().optional(),
   type: z.string().optional(),
   factor: z.number().positive().optional(),
   low_freq_factor: z.number().positive().optional(),
@@ -117,6 +149,8 @@ const hfConfigSchema = z.looseObject({
   rms_norm_eps: z.number().positive().optional(),
   rope_theta: z.number().positive().optional(),
   rope_scaling: ropeScalingSchema.nullish(),
+  // transformers ≥ 5 writes θ and the scaling rule here instead of rope_theta / rope_scaling.
+  rope_parameters: ropeScalingSchema.nullish(),
   tie_word_embeddings: z.boolean().optional(),
   attention_bias: z.boolean().optional(),
   mlp_bias: z.boolean().optional(),
@@ -170,14 +204,23 @@ export function parseHfConfig(json: unknown, source = 'config.json'): ModelConfi
       `${source}: num_attention_heads (${numHeads}) must be a multiple of num_key_value_heads (${numKvHeads})`,
     );
   }
-  if (raw.head_dim == null && raw.hidden_size % numHeads !== 0) {
+  const spec = architectures[architecture];
+  const headDim = raw.head_dim ?? spec.defaultHeadDim(raw);
+  if (!Number.isInteger(headDim)) {
     throw new ModelConfigError(
       `${source}: hidden_size (${raw.hidden_size}) must be a multiple of num_attention_heads (${numHeads}) when head_dim is not given`,
     );
   }
-  const headDim = raw.head_dim ?? raw.hidden_size / numHeads;
   if (headDim % 2 !== 0)
     throw new ModelConfigError(`${source}: head_dim (${headDim}) must be even for rotary embeddings`);
+  // transformers' convert_rope_params_to_dict: rope_scaling, when set, replaces rope_parameters, and
+  // the θ inside that dict wins over a top-level rope_theta (modeling_rope_utils.py).
+  const rope = raw.rope_scaling ?? raw.rope_parameters ?? null;
+  if (rope?.partial_rotary_factor !== undefined && rope.partial_rotary_factor !== 1) {
+    throw new ModelConfigError(
+      `${source}: partial_rotary_factor ${rope.partial_rotary_factor} is not supported; only 1 (RoPE on the whole head)`,
+    );
+  }
   const eos = raw.eos_token_id;
   return {
     architecture,
@@ -189,11 +232,11 @@ export function parseHfConfig(json: unknown, source = 'config.json'): ModelConfi
     numKvHeads,
     headDim,
     rmsNormEps: raw.rms_norm_eps ?? 1e-6,
-    ropeTheta: raw.rope_theta ?? 10000,
-    ropeScaling: parseRopeScaling(raw.rope_scaling ?? null, source),
+    ropeTheta: rope?.rope_theta ?? raw.rope_theta ?? 10000,
+    ropeScaling: parseRopeScaling(rope, source),
     tieWordEmbeddings: raw.tie_word_embeddings ?? false,
-    bias: architectures[architecture].bias(raw),
-    maxPositionEmbeddings: raw.max_position_embeddings ?? architectures[architecture].defaultMaxPositions,
+    bias: spec.bias(raw),
+    maxPositionEmbeddings: raw.max_position_embeddings ?? spec.defaultMaxPositions,
     initializerRange: raw.initializer_range ?? 0.02,
     bosTokenId: raw.bos_token_id ?? null,
     eosTokenIds: eos == null ? [] : Array.isArray(eos) ? eos : [eos],
@@ -243,7 +286,10 @@ export function toHfConfigJson(config: ModelConfig, torchDtype: 'float32' | 'bfl
     num_hidden_layers: config.numLayers,
     num_attention_heads: config.numHeads,
     num_key_value_heads: config.numKvHeads,
-    ...(config.headDim === config.hiddenSize / config.numHeads ? {} : { head_dim: config.headDim }),
+    // Written whenever it differs from hidden / heads, and always for Qwen3 (whose default is 128).
+    ...(config.headDim === config.hiddenSize / config.numHeads && !spec.qkNorm
+      ? {}
+      : { head_dim: config.headDim }),
     hidden_act: 'silu',
     max_position_embeddings: config.maxPositionEmbeddings,
     initializer_range: config.initializerRange,
@@ -269,6 +315,14 @@ export function toHfConfigJson(config: ModelConfig, torchDtype: 'float32' | 'bfl
     case 'qwen2':
       return {
         ...common,
+        use_sliding_window: false,
+        sliding_window: null,
+        max_window_layers: config.numLayers,
+      };
+    case 'qwen3':
+      return {
+        ...common,
+        attention_bias: config.bias.q_proj,
         use_sliding_window: false,
         sliding_window: null,
         max_window_layers: config.numLayers,

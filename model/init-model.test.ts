@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseHfConfig } from './hf-config.ts';
 import { initModelDir } from './init-model-dir.ts';
 import { parameterCount, presetConfig, randomWeights } from './init-model.ts';
+import { encodeSafetensors } from './safetensors.ts';
 import { loadModel } from './policy-model.ts';
 import { fixtureDir, useBackend } from '../test/support/model-fixtures.ts';
 import { loadTokenizer } from './tokenizer/load-tokenizer.ts';
@@ -41,6 +42,19 @@ describe('model init', () => {
     ).toBe(
       32768 + 2 * (46336 - 128) + 64 + 32768, // no q/k/v bias, separate lm_head
     );
+  });
+
+  it('sizes the tiny Qwen3 preset as computed by hand (head_dim 2·64/4 = 32, q/k norms, no bias)', () => {
+    const config = presetConfig('tiny', 'qwen3', {
+      vocabSize: 512,
+      bosTokenId: null,
+      eosTokenIds: [502],
+      padTokenId: 500,
+    });
+    expect(config.headDim).toBe(32);
+    // per layer: q 128·64, k and v 64·64 each, o 64·128 (no biases), gate/up/down 33,792, two layer
+    // norms 128, q and k norms 32 each → 58,432; × 2 layers; embed 32,768; final norm 64; tied head.
+    expect(parameterCount(config)).toBe(32768 + 2 * (8192 + 2 * 4096 + 8192 + 33792 + 128 + 64) + 64);
   });
 
   it('initialises like transformers: N(0, 0.02²) weights, unit norms, zero biases, zero padding row', () => {
@@ -122,6 +136,37 @@ describe('model init', () => {
     const [generation] = await generate(model, [prompt], { maxTokens: 4, seed: 1 });
     expect(generation?.tokenIds.length).toBeGreaterThan(0);
     expect(generation?.tokenIds.every((id) => id >= 0 && id < config.vocabSize)).toBe(true);
+    model.dispose();
+  });
+
+  it('streams the tiny Qwen3 preset to disk in chunks, byte for byte the in-memory init, and loads it', async () => {
+    const target = join(dir, 'qwen3');
+    // 48-value chunks: the padding row (zeroed) straddles a chunk boundary, and so do most tensors.
+    const { files, parameters } = await initModelDir(target, {
+      preset: 'tiny',
+      architecture: 'qwen3',
+      seed: 4,
+      dtype: 'BF16',
+      chunkElements: 48,
+    });
+    expect(files).toContain('model.safetensors');
+    const configJson = JSON.parse(await readFile(join(target, 'config.json'), 'utf8'));
+    expect(configJson).toMatchObject({
+      architectures: ['Qwen3ForCausalLM'],
+      model_type: 'qwen3',
+      head_dim: 32,
+      attention_bias: false,
+    });
+    const config = parseHfConfig(configJson);
+    expect(parameters).toBe(parameterCount(config));
+    const padRow = (config.padTokenId as number) * config.hiddenSize;
+    expect(Math.floor(padRow / 48)).not.toBe(Math.floor((padRow + config.hiddenSize - 1) / 48));
+    const written = new Uint8Array(await readFile(join(target, 'model.safetensors')));
+    expect(written).toEqual(encodeSafetensors(randomWeights(config, 4), { dtype: 'BF16' }));
+    const model = await loadModel(target);
+    const tokenizer = await loadTokenizer(target);
+    const [generation] = await generate(model, [tokenizer.encode('Hello')], { maxTokens: 4, seed: 1 });
+    expect(generation?.tokenIds.length).toBeGreaterThan(0);
     model.dispose();
   });
 

@@ -146,9 +146,6 @@ export function encodeSafetensors(
   options: { dtype?: SafetensorsDtype; metadata?: Record<string, string> } = {},
 ): Uint8Array {
   const dtype = options.dtype ?? 'F32';
-  const header: Record<string, unknown> = { __metadata__: options.metadata ?? { format: 'pt' } };
-  const chunks: Uint8Array[] = [];
-  let offset = 0;
   for (const [name, tensor] of tensors) {
     const count = tensor.shape.reduce((a, b) => a * b, 1);
     if (count !== tensor.data.length) {
@@ -156,27 +153,49 @@ export function encodeSafetensors(
         `tensor "${name}": shape [${tensor.shape}] holds ${count} values, got ${tensor.data.length}`,
       );
     }
-    const raw = encodeValues(tensor.data, dtype);
-    header[name] = { dtype, shape: [...tensor.shape], data_offsets: [offset, offset + raw.byteLength] };
-    chunks.push(raw);
-    offset += raw.byteLength;
   }
-  const json = new TextEncoder().encode(JSON.stringify(header));
-  // Pad the header with spaces so the data section starts 8-byte aligned, as the reference writer does.
-  const padded = Math.ceil(json.byteLength / 8) * 8;
-  const out = new Uint8Array(8 + padded + offset);
-  new DataView(out.buffer).setBigUint64(0, BigInt(padded), true);
-  out.fill(0x20, 8, 8 + padded);
-  out.set(json, 8);
-  let cursor = 8 + padded;
-  for (const chunk of chunks) {
-    out.set(chunk, cursor);
-    cursor += chunk.byteLength;
+  const shapes = [...tensors].map(([name, tensor]) => [name, tensor.shape] as const);
+  const { header, dataBytes } = encodeSafetensorsHeader(shapes, dtype, options.metadata);
+  const out = new Uint8Array(header.byteLength + dataBytes);
+  out.set(header);
+  let cursor = header.byteLength;
+  for (const tensor of tensors.values()) {
+    const raw = encodeValues(tensor.data, dtype);
+    out.set(raw, cursor);
+    cursor += raw.byteLength;
   }
   return out;
 }
 
-function encodeValues(values: Float32Array, dtype: SafetensorsDtype): Uint8Array {
+/**
+ * The bytes before the data section (the 8-byte length and the JSON header) for tensors stored back to
+ * back in the given order, and the data section's size; a streaming writer appends each tensor's
+ * bytes after it (write-safetensors-stream.ts).
+ */
+export function encodeSafetensorsHeader(
+  tensors: Iterable<readonly [string, readonly number[]]>,
+  dtype: SafetensorsDtype,
+  metadata: Record<string, string> = { format: 'pt' },
+): { header: Uint8Array; dataBytes: number } {
+  const json: Record<string, unknown> = { __metadata__: metadata };
+  let offset = 0;
+  for (const [name, shape] of tensors) {
+    const bytes = shape.reduce((a, b) => a * b, 1) * dtypeBytes[dtype];
+    json[name] = { dtype, shape: [...shape], data_offsets: [offset, offset + bytes] };
+    offset += bytes;
+  }
+  const text = new TextEncoder().encode(JSON.stringify(json));
+  // Pad the header with spaces so the data section starts 8-byte aligned, as the reference writer does.
+  const padded = Math.ceil(text.byteLength / 8) * 8;
+  const header = new Uint8Array(8 + padded);
+  new DataView(header.buffer).setBigUint64(0, BigInt(padded), true);
+  header.fill(0x20, 8);
+  header.set(text, 8);
+  return { header, dataBytes: offset };
+}
+
+/** float32 values as the little-endian bytes of `dtype` (a copy). */
+export function encodeValues(values: Float32Array, dtype: SafetensorsDtype): Uint8Array {
   switch (dtype) {
     case 'F32': {
       const copy = Float32Array.from(values);

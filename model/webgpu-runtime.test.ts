@@ -1,8 +1,9 @@
 // The model runtime's correctness checks on the webgpu backend, with the tolerances the wasm/cpu tests
-// use: logits against the float64 PyTorch reference (test/fixtures/model/) and against wasm in the same
-// run, greedy KV-cached decoding (generate and DecodeBatch), cached sampling against a full pass, the
-// adapter gradient against wasm, and one optimizer step. Every read is async: dataSync throws on this
-// backend, so these passing also shows the paths read nothing synchronously.
+// use: logits against the fixtures' references (test/fixtures/model/: float64 PyTorch, transformers for
+// qwen3) and against wasm in the same run, greedy KV-cached decoding (generate and DecodeBatch),
+// cached sampling against a full pass, the adapter gradient against wasm, and one optimizer step.
+// Every read is async: dataSync throws on this backend, so these passing also shows the paths read
+// nothing synchronously.
 //
 // Runs only when EDGERL_TEST_WEBGPU names the backend to test (`webgpu` on a GPU box,
 // `webgpu:software` over lavapipe in CI: scripts/setup-software-vulkan.sh): it needs a Vulkan driver.
@@ -28,7 +29,7 @@ if (requested !== undefined && requested !== 'webgpu' && requested !== 'webgpu:s
 const logitTolerance = 1e-4;
 /** As lora.test.ts: largest gradient difference relative to the largest gradient. */
 const gradientTolerance = 1e-4;
-const architectures = ['qwen2', 'llama'] as const;
+const architectures = ['qwen2', 'llama', 'qwen3'] as const;
 const ids = [
   [5, 17, 42, 99, 3, 64, 120, 7],
   [1, 2, 77, 8, 127, 31, 12, 90],

@@ -1,8 +1,8 @@
-// The tensor names and shapes of a Hugging Face Llama/Qwen2 causal-LM checkpoint, derived from its
-// config (transformers' `LlamaForCausalLM` / `Qwen2ForCausalLM` state-dict keys; Linear weights are
-// stored [out_features, in_features]).
+// The tensor names and shapes of a Hugging Face Llama/Qwen2/Qwen3 causal-LM checkpoint, derived from
+// its config (transformers' `LlamaForCausalLM` / `Qwen2ForCausalLM` / `Qwen3ForCausalLM` state-dict
+// keys; Linear weights are stored [out_features, in_features]).
 import type { ModelConfig, Projection } from './hf-config.ts';
-import { projections } from './hf-config.ts';
+import { hasQkNorm, projections } from './hf-config.ts';
 
 /** [out, in] of each projection. */
 export function projectionShape(config: ModelConfig, projection: Projection): readonly [number, number] {
@@ -46,12 +46,21 @@ export function expectedWeights(config: ModelConfig): Map<string, readonly numbe
       names.set(`${base}.weight`, [out, input]);
       if (config.bias[projection]) names.set(`${base}.bias`, [out]);
     }
+    if (hasQkNorm(config)) {
+      names.set(`${prefix}.self_attn.q_norm.weight`, [config.headDim]);
+      names.set(`${prefix}.self_attn.k_norm.weight`, [config.headDim]);
+    }
     names.set(`${prefix}.input_layernorm.weight`, [config.hiddenSize]);
     names.set(`${prefix}.post_attention_layernorm.weight`, [config.hiddenSize]);
   }
   names.set('model.norm.weight', [config.hiddenSize]);
   if (!config.tieWordEmbeddings) names.set('lm_head.weight', [config.vocabSize, config.hiddenSize]);
   return names;
+}
+
+/** RMSNorm weights (initialised to 1): the layer norms, Qwen3's q/k norms and the final norm. */
+export function isNormWeight(name: string): boolean {
+  return name.endsWith('layernorm.weight') || name.endsWith('_norm.weight') || name === 'model.norm.weight';
 }
 
 /** Names a checkpoint may hold that the model does not use: transformers ignores them on load too

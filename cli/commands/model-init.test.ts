@@ -51,14 +51,46 @@ describe('edgerl model init', () => {
     expect((await run(['model', 'init', '--out', target, '--force'])).code).toBe(0);
   });
 
+  it('lists every preset in its usage, the Qwen ones with the model they copy', async () => {
+    const { code, out } = await run(['model', 'init', '--help']);
+    expect(code).toBe(0);
+    for (const line of [
+      /tiny\s+hidden 64, 2 layers/,
+      /small\s+hidden 256, 4 layers/,
+      /qwen2\.5-0\.5b\s+Qwen\/Qwen2\.5-0\.5B-Instruct \(0\.49B\)/,
+      /qwen2\.5-1\.5b\s+Qwen\/Qwen2\.5-1\.5B-Instruct \(1\.54B\)/,
+      /qwen2\.5-7b\s+Qwen\/Qwen2\.5-7B-Instruct \(7\.61B\)/,
+      /qwen3-0\.6b\s+Qwen\/Qwen3-0\.6B \(0\.6B\)/,
+      /--arch NAME\s+llama \| qwen2 \| qwen3, for tiny and small/,
+    ]) {
+      expect(out).toMatch(line);
+    }
+  });
+
   it('names bad flags', async () => {
     expect((await run(['model', 'init'])).err).toMatch(/--out DIR is required/);
     expect((await run(['model', 'init', '--out', dir, '--preset', 'huge'])).err).toMatch(
-      /--preset must be one of tiny, small, got "huge"/,
+      /--preset must be one of tiny, small, qwen2.5-0.5b, qwen2.5-1.5b, qwen2.5-7b, qwen3-0.6b, got "huge"/,
     );
     expect((await run(['model', 'init', '--out', dir, '--arch', 'gpt2'])).err).toMatch(
-      /--arch must be one of llama, qwen2/,
+      /--arch must be one of llama, qwen2, qwen3/,
     );
+    // A real preset's architecture is the model's own: nothing is written when another one is asked for.
+    const conflict = await run([
+      'model',
+      'init',
+      '--out',
+      join(dir, 'x'),
+      '--preset',
+      'qwen3-0.6b',
+      '--arch',
+      'qwen2',
+    ]);
+    expect(conflict.code).toBe(2);
+    expect(conflict.err).toMatch(
+      /--preset qwen3-0.6b is Qwen\/Qwen3-0.6B, a qwen3 model: drop --arch qwen2 \(--arch chooses the architecture of tiny and small\)/,
+    );
+    expect(existsSync(join(dir, 'x'))).toBe(false);
     expect((await run(['model', 'init', '--out', dir, '--dtype', 'int8'])).err).toMatch(
       /--dtype must be one of float32, bfloat16, float16/,
     );

