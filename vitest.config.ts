@@ -1,4 +1,4 @@
-// Test projects: `node` runs unit, integration (embedded PGlite, or the server named by
+// Test projects: `torch` runs the PyTorch engine's tests (test/torch/, `npm run test:torch`). `node` runs unit, integration (embedded PGlite, or the server named by
 // EDGERL_TEST_DATABASE_URL) and end-to-end tests. `browser` runs the web console in headless Chromium
 // (test/console/*.test.ts, `npm run test:browser`). `faults` runs the fault scenarios (test/faults/*.test.ts, its
 // own CI step: `npm run test:faults`, whose reporter sums what they found). `workers` runs the edge Worker in workerd
@@ -61,7 +61,13 @@ export default defineConfig({
           include: [
             '{protocol,db,model,serve,experiments,edge,trainer,cli,test,sandbox,console}/**/*.test.ts',
           ],
-          exclude: ['node_modules/**', 'test/workerd/**', 'test/faults/*.test.ts', 'test/console/*.test.ts'],
+          exclude: [
+            'node_modules/**',
+            'test/workerd/**',
+            'test/faults/*.test.ts',
+            'test/console/*.test.ts',
+            'test/torch/**',
+          ],
           testTimeout: 120_000,
           hookTimeout: 120_000,
         },
@@ -76,6 +82,20 @@ export default defineConfig({
           testTimeout: 120_000,
           hookTimeout: 120_000,
           // One browser at a time: each file starts its own, and two CPU cores are the usual CI box.
+          fileParallelism: false,
+        },
+      },
+      {
+        test: {
+          // The PyTorch engine against the tfjs one and through the trainer: needs Python with torch,
+          // transformers and peft (`npm run setup:torch`, or EDGERL_TORCH_PYTHON), so it is its own CI
+          // step (`npm run test:torch`), not part of the README's `npm test`.
+          name: 'torch',
+          environment: 'node',
+          include: ['test/torch/*.test.ts'],
+          testTimeout: 240_000,
+          hookTimeout: 240_000,
+          // Each file starts engine processes of its own; two CPU cores are the usual CI box.
           fileParallelism: false,
         },
       },

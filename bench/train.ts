@@ -1,5 +1,6 @@
 // npm run bench:train [-- --backend NAME] [--models tiny,small,qwen2.5-0.5b] [--workers N]
-//   [--profile [--profile-top N]] [--min-ms N] —
+//   [--profile [--profile-top N]] [--min-ms N] [--engine torch] —
+// (--engine torch: both engines and a direct PyTorch step instead, bench/train-torch.ts.)
 // throughput of the trainer's optimiser step (trainer/train/train-step.ts: micro-batched forward +
 // backward into the LoRA adapter, the loss, global-norm clip, AdamW) on the tiny and small presets, and
 // on a hardware GPU Qwen2.5-0.5B's shape (bench/bench-models.ts), in this thread (1 worker) and on N
@@ -135,6 +136,13 @@ function syntheticBatch(vocabSize: number, seed: number): TrainingSequence[] {
 }
 
 const backend = await selectBenchBackend();
+if (flagValue('engine') === 'torch') {
+  // Both engines through the seam, beside the step written directly in PyTorch (bench/train-torch.ts).
+  const { benchTorchTrain } = await import('./train-torch.ts');
+  const models = (flagValue('models') ?? 'tiny,small,qwen2.5-0.5b').split(',');
+  await benchTorchTrain(backend, models as ('tiny' | 'small' | 'qwen2.5-0.5b')[]);
+  process.exit(0);
+}
 const ceiling = await matmulCeiling(backend);
 const workersFlag = flagValue('workers');
 const workers = workersFlag === undefined ? defaultWorkerCount(backend.choice) : Number(workersFlag);

@@ -61,6 +61,9 @@ const testHelpers = 'test';
 const storeInternals = 'db/store';
 const mayReachStoreInternals = ['db', 'test', 'bench'];
 
+/** The engines (tfjs, torch) sit below the training cycle: the cycle drives them, never the reverse. */
+const trainerEngines = 'trainer/engine';
+
 /** The edge's runtime entries (Workers, Node, the dev tunnel): they import the core, never the reverse. */
 const edgeRuntime = 'edge/runtime';
 
@@ -115,6 +118,9 @@ function checkImport(file: string, target: string): string | undefined {
   if (from === to) {
     if (from === 'edge' && within(target, edgeRuntime) && !within(file, edgeRuntime) && !isTest(file)) {
       return `${rel(file)} imports ${rel(target)}: the edge's core may not import ${edgeRuntime}/`;
+    }
+    if (within(file, trainerEngines) && within(target, 'trainer/train') && !isTest(file)) {
+      return `${rel(file)} imports ${rel(target)}: ${trainerEngines}/ sits below the cycle and may not import trainer/train/`;
     }
     return undefined;
   }

@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { loraInitAs } from '../../model/lora.ts';
+import { engineKinds } from '../../trainer/engine/train-engine.ts';
 import { lrScheduleKinds } from '../../trainer/train/lr-schedule-settings.ts';
 import { documented, type FieldDoc, parseConfig } from '../../protocol/config-docs.ts';
 import { ConfigError } from '../../protocol/config-error.ts';
@@ -93,6 +94,19 @@ export const demoConfigSchema = z.strictObject({
     shownDefault: '0: one per core on wasm and cpu, 1 on GPU backends',
     flag: 'workers',
     arg: 'N',
+  }),
+  /** Where both training phases' tensor work runs (trainer/engine/). */
+  engine: documented(oneOf(engineKinds).default('tfjs'), {
+    doc: "the trainer's engine (`edgerl train --engine`): tfjs in this process, or torch (PyTorch in a Python child; `npm run setup:torch` first)",
+    flag: 'engine',
+    arg: 'NAME',
+  }),
+  torchPython: documented(z.string().optional(), {
+    doc: 'with --engine torch: the Python that has torch, transformers and peft (`edgerl train --torch-python`)',
+    shownDefault: "the repository's .venv-torch/",
+    flag: 'torch-python',
+    arg: 'PATH',
+    env: 'EDGERL_TORCH_PYTHON',
   }),
   /** The tiny preset (2 layers, width 64): the probe's size, and the only one fast enough on 2 cores. */
   preset: documented(oneOf(['tiny', 'small']).default('tiny'), {

@@ -28,7 +28,8 @@ export function demoTrainConfig(
     groupsPerStep: config.groupsPerRound + config.resampleGroups,
     owner: `demo:${resolve(paths.train)}`.slice(0, 200),
     seed: config.seed,
-    // 0: the backend's default (trainer/train/workers/worker-count.ts).
+    engine: { kind: config.engine, ...(config.torchPython ? { python: config.torchPython } : {}) },
+    // 0: the backend's default (trainer/engine/tfjs/workers/worker-count.ts).
     workers: config.workers === 0 ? null : config.workers,
     replay: { sequences: config.replay, weight: config.replayWeight },
     // Keeps every round's checkpoint for a demo of 10–20 rounds (they are small: LoRA on a tiny model).

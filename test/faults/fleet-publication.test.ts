@@ -8,6 +8,7 @@
 // it, and catch-up brings it back. Every step is checked in SQL (publications).
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testEngineSettings } from '../support/test-engine.ts';
 import type { Store } from '../../db/store.ts';
 import { type RunningEdge, startEdge } from '../../edge/runtime/node.ts';
 import type { PolicyModel } from '../../model/policy-model.ts';
@@ -139,6 +140,7 @@ describe('fleet publication with a replica killed mid-publication', () => {
       outputDir: join(root, 'train'),
       inference: { baseUrl: names.map(url), timeoutMs: 30_000 },
       owner: 'fleet-test',
+      engine: testEngineSettings(),
       reward: 'verifier',
       groupsPerStep: 2,
       loss: { learningRate: 5e-3, weightDecay: 0 },

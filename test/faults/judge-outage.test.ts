@@ -5,6 +5,7 @@
 // scored and trained exactly once; a group whose attempts run out ends `failed`, named as such.
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testEngineSettings } from '../support/test-engine.ts';
 import type { Store } from '../../db/store.ts';
 import type { PolicyModel } from '../../model/policy-model.ts';
 import type { ChatTokenizer } from '../../model/tokenizer/chat-tokenizer.ts';
@@ -62,6 +63,7 @@ async function trainOnce(policyName: string, maxAttempts: number) {
     outputDir: join(root, `out-${policyName}`),
     inference: { baseUrl: `${serving.url}/v1`, timeoutMs: 30_000 },
     owner: `test:${policyName}`,
+    engine: testEngineSettings(),
     reward: 'ruler',
     groupsPerStep: 4,
     // Waits of 0.1–0.2 s: long enough to be seen in SQL, short enough to wait out.

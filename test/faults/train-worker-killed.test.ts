@@ -5,6 +5,7 @@
 // `edgerl train --once` (Trainer + runCycle), so it works on the embedded store too.
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testEngineKind } from '../support/test-engine.ts';
 import type { Store } from '../../db/store.ts';
 import type { PolicyModel } from '../../model/policy-model.ts';
 import type { ChatTokenizer } from '../../model/tokenizer/chat-tokenizer.ts';
@@ -64,7 +65,9 @@ async function ledger(policyName: string, groupIds: readonly string[]) {
   };
 }
 
-describe('a gradient worker dies mid-step', () => {
+// Gradient worker threads are the tfjs engine's (trainer/engine/tfjs/workers/); the torch engine's
+// processes have their own scenario (test/faults/torch-engine-killed.test.ts).
+describe.skipIf(testEngineKind() !== 'tfjs')('a gradient worker dies mid-step', () => {
   it('fails the step cleanly (nothing published, no step row); the next cycle trains once', async (context) => {
     const policyName = 'worker-killed';
     const { base } = await seedPolicy(store, policyName);

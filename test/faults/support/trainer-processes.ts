@@ -28,7 +28,10 @@ export interface TrainerRig {
   /** Seeds one complete group with reward spread, served by the base version. */
   seed(seedNumber: number): Promise<string>;
   /** Starts `edgerl train --once` on policy `agent` with its own output directory. */
-  train(name: string, options?: { pauseAt?: string; leaseSeconds?: number }): Trainer;
+  train(
+    name: string,
+    options?: { pauseAt?: string; leaseSeconds?: number; extra?: readonly string[]; env?: NodeJS.ProcessEnv },
+  ): Trainer;
   ledger(): Promise<Ledger>;
   close(): Promise<void>;
 }
@@ -90,6 +93,7 @@ export async function openTrainerRig(serverUrl: string): Promise<TrainerRig> {
           '--database-url',
           database.url,
           ...(options.leaseSeconds ? ['--lease-seconds', String(options.leaseSeconds)] : []),
+          ...(options.extra ?? []),
         ],
       });
       const { EDGERL_TRAIN_PAUSE_AT: _pause, DATABASE_URL: _url, ...env } = process.env;
@@ -99,6 +103,7 @@ export async function openTrainerRig(serverUrl: string): Promise<TrainerRig> {
           ...env,
           EDGERL_BACKEND: 'wasm',
           ...(options.pauseAt ? { EDGERL_TRAIN_PAUSE_AT: options.pauseAt } : {}),
+          ...options.env,
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       });

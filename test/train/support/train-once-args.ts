@@ -1,5 +1,8 @@
 // The argv of a small, fast `edgerl train --once` on policy `agent` with the tiny model and the
-// verifier's rewards, as the process tests spawn it; the store flags are the caller's. Test-only.
+// verifier's rewards, as the process tests spawn it, on the test engine (EDGERL_TEST_ENGINE); the store
+// flags are the caller's. Test-only.
+import { testEngineArgs } from '../../support/test-engine.ts';
+
 export function trainOnceArgs(options: {
   readonly modelDir: string;
   readonly inferenceUrl: string;
@@ -27,6 +30,7 @@ export function trainOnceArgs(options: {
     '4',
     '--lora-targets',
     'q_proj,v_proj',
+    ...testEngineArgs(),
     ...options.extra,
   ];
 }

@@ -18,6 +18,7 @@ import type {
   TrainEngine,
 } from '../train-engine.ts';
 import { checkOnPolicy } from '../train-engine.ts';
+import { planMicroBatches } from '../../grpo/micro-batches.ts';
 import type { Projection } from '../../../model/hf-config.ts';
 import { EngineProcess, type Reply } from './engine-process.ts';
 import { findTorchPython, torchEnginePackageDir } from './find-python.ts';
@@ -25,6 +26,18 @@ import { sequenceTensors, stepRequest, stepResult } from './step-request.ts';
 
 /** The protocol version this trainer speaks (docs/torch-engine.md). */
 export const torchProtocolVersion = 1;
+
+/** Padded tokens per forward pass of `logprobs` and `predict`: scoring keeps no activations for a
+ *  backward pass, so it takes several training micro-batches' worth at once. An edgerl choice. */
+export const scoringMicroBatchTokens = 16_384;
+
+/** `micro_batches` for scoring `sequences`, by the trainer's longest-first rule (grpo/micro-batches.ts). */
+function scoringPlan(sequences: readonly (readonly number[])[]): number[][] {
+  return planMicroBatches(
+    sequences.map((sequence) => Math.max(1, sequence.length)),
+    scoringMicroBatchTokens,
+  ).batches;
+}
 
 export interface TorchEngineOptions {
   readonly log: (line: string) => void;
@@ -200,7 +213,7 @@ export class TorchEngine implements TrainEngine {
     const count = query.rows.length;
     const reply = await this.#process.request(
       'predict',
-      { adapter: options.adapter },
+      { adapter: options.adapter, micro_batches: scoringPlan(sequences) },
       {
         ...sequenceTensors(sequences),
         rows: { dtype: 'int32', shape: [count], data: Int32Array.from(query.rows) },
