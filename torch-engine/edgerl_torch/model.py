@@ -72,6 +72,20 @@ def load_model(args: Args, local_rank: int) -> LoadedModel:
         model = AutoModelForCausalLM.from_pretrained(model_dir, **options)
     except (OSError, ValueError) as error:
         raise bad_request(f"load-model: cannot load {model_dir} as a causal LM: {error}") from error
+    return prepare_model(model, device, dtype, checkpointing, chunk, model_dir, started)
+
+
+def prepare_model(
+    model: torch.nn.Module,
+    device: torch.device,
+    dtype: torch.dtype,
+    checkpointing: bool,
+    chunk: int,
+    model_dir: str,
+    started: float,
+) -> LoadedModel:
+    """A loaded (or, for bench_gpu.py, freshly built) causal LM made ready to train adapters on: on its
+    device, in eval mode with every base weight frozen, no KV cache, checkpointing as asked."""
     model.to(device)  # a no-op when device_map already placed it
     model.eval()
     for parameter in model.parameters():
