@@ -44,15 +44,18 @@ if (args.includes('--async')) {
 // The demo reads EDGERL_BACKEND; the same backend (first available without it) for the figures.
 const backend = await selectBackend({ requested: backendFromArgs([], process.env) });
 const workersFlag = flagValue('workers', demoArgs);
+const engine = flagValue('engine', demoArgs) ?? 'tfjs';
 const warmStartLines =
-  warmStartFrom === undefined
-    ? describeWarmStartRates(
-        await warmStartThroughput(backend, {
-          workers: workersFlag === undefined ? defaultWorkerCount(backend.choice) : Number(workersFlag),
-          steps: 20,
-        }),
-      )
-    : [`  warm start copied from ${warmStartFrom} (no throughput figures)`];
+  engine !== 'tfjs'
+    ? [`  warm start on the ${engine} engine (the throughput figures are tfjs's)`]
+    : warmStartFrom === undefined
+      ? describeWarmStartRates(
+          await warmStartThroughput(backend, {
+            workers: workersFlag === undefined ? defaultWorkerCount(backend.choice) : Number(workersFlag),
+            steps: 20,
+          }),
+        )
+      : [`  warm start copied from ${warmStartFrom} (no throughput figures)`];
 if (sftOnly) {
   process.stdout.write(
     `\nbench:learn --sft-only (load average ${loadavg()[0]?.toFixed(2)})\n${warmStartLines.join('\n')}\n`,

@@ -44,7 +44,7 @@ export class EngineProcess {
   #exit: EngineError | undefined;
   readonly exited: Promise<void>;
 
-  private constructor(child: ChildProcessWithoutNullStreams, log: (line: string) => void) {
+  private constructor(child: ChildProcessWithoutNullStreams, python: string, log: (line: string) => void) {
     this.#child = child;
     let partial = '';
     child.stderr.setEncoding('utf8');
@@ -68,7 +68,15 @@ export class EngineProcess {
         this.#waiting = undefined;
         resolve();
       };
-      child.on('error', (error) => fail(`could not run: ${error.message}`));
+      child.on('error', (error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT' || error.code === 'EACCES') {
+          this.#exit = new EngineError(
+            'engine-setup',
+            `cannot run the torch engine's Python ${python} (${error.code}): run \`npm run setup:torch\`, or pass --torch-python PATH (EDGERL_TORCH_PYTHON) naming a Python with torch, transformers, peft and safetensors`,
+          );
+        }
+        fail(`could not run: ${error.message}`);
+      });
       child.on('exit', (code, signal) =>
         fail(signal ? `was killed by ${signal}` : `exited with status ${code}`),
       );
@@ -81,7 +89,7 @@ export class EngineProcess {
       env: { ...process.env, PYTHONPATH: pythonPath, PYTHONUNBUFFERED: '1' },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
-    return new EngineProcess(child, options.log);
+    return new EngineProcess(child, options.python, options.log);
   }
 
   get pid(): number | undefined {
