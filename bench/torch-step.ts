@@ -6,21 +6,17 @@
 // run: torch's 1024² float32 matmul rate, and a naive direct PyTorch step (whole-batch logits, every
 // activation kept: torch-engine's direct_step.py) at 2 sequences, since at 8 it needs more memory than
 // the machine has. Reports, does not assert.
-import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initModelDir } from '../model/init-model-dir.ts';
 import { parameterCount } from '../model/init-model.ts';
 import { isRealPreset, type RealPreset, realPresetConfig } from '../model/real-presets.ts';
-import { createRng } from '../model/rng.ts';
 import { engineSettingsSchema } from '../trainer/engine/engine-settings.ts';
-import { findTorchPython, torchEnginePackageDir } from '../trainer/engine/torch/find-python.ts';
+import { findTorchPython } from '../trainer/engine/torch/find-python.ts';
 import { TorchEngine } from '../trainer/engine/torch/torch-engine.ts';
-import type { EngineStep } from '../trainer/engine/train-engine.ts';
-import type { TrainingSequence } from '../trainer/engine/training-sequence.ts';
-import { clipDefaults } from '../trainer/grpo/loss-config.ts';
 import { flagValue } from './backend-flag.ts';
+import { directStep, freshAdapter, grpoStep } from './grpo-step-setup.ts';
 
 const preset = flagValue('preset') ?? 'qwen2.5-0.5b';
 if (!isRealPreset(preset)) throw new Error(`--preset must be a real preset, got ${preset}`);
@@ -40,23 +36,6 @@ function stepFlops(name: RealPreset, trained: number, checkpointing: boolean): n
   return forward * (checkpointing ? 3 : 2) + head * 2;
 }
 
-function batch(vocabSize: number): TrainingSequence[] {
-  const rng = createRng(3);
-  return Array.from({ length: sequences }, (_, index) => {
-    const targetMask = Array.from({ length: positions - 1 }, (_, at) => (at + 1 >= positions / 2 ? 1 : 0));
-    return {
-      trajectoryId: `s${index}`,
-      groupId: null,
-      ids: Array.from({ length: positions }, () => Math.floor(rng.next() * vocabSize)),
-      targetMask,
-      oldLogprobs: targetMask.map((bit) => (bit ? -12 : Number.NaN)),
-      onPolicy: targetMask.map(() => 0),
-      advantage: index % 2 === 0 ? 1 : -1,
-      trainedTokens: positions / 2,
-    };
-  });
-}
-
 const python = findTorchPython(process.env.EDGERL_TORCH_PYTHON);
 const root = await mkdtemp(join(tmpdir(), 'edgerl-torch-step-'));
 try {
@@ -64,30 +43,10 @@ try {
   await initModelDir(modelDir, { preset, seed: 1, dtype: 'F32' });
   const lines = [`\nbench:torch-step ${preset} (load average ${loadavg()[0]?.toFixed(2)} at start)`];
 
-  const naive = spawnSync(
-    python,
-    [
-      '-m',
-      'edgerl_torch.direct_step',
-      '--model',
-      modelDir,
-      '--sequences',
-      '2',
-      '--positions',
-      String(positions),
-      '--rank',
-      String(rank),
-      '--steps',
-      '1',
-      '--micro-batch-sequences',
-      '2',
-    ],
-    { env: { ...process.env, PYTHONPATH: torchEnginePackageDir }, encoding: 'utf8' },
-  );
-  const direct =
-    naive.status === 0
-      ? (JSON.parse(naive.stdout.trim().split('\n').at(-1) ?? '{}') as Record<string, number>)
-      : undefined;
+  const direct = directStep(python, modelDir, [
+    ...['--sequences', '2', '--positions', String(positions), '--rank', String(rank)],
+    ...['--steps', '1', '--micro-batch-sequences', '2'],
+  ]);
 
   const settings = engineSettingsSchema.parse({ kind: 'torch', python, device: 'cpu', dtype: 'float32' });
   const engine = await TorchEngine.open(modelDir, settings, {
@@ -95,38 +54,13 @@ try {
     seed: 0,
   });
   try {
-    await engine.startAdapter({
-      kind: 'fresh',
-      settings: {
-        r: rank,
-        alpha: 2 * rank,
-        dropout: 0,
-        targets: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'],
-        useRslora: false,
-        initA: 'kaiming-uniform',
-      },
-      seed: 0,
-    });
-    await engine.resetOptimizer({
-      learningRate: 1e-5,
-      beta1: 0.9,
-      beta2: 0.99,
-      eps: 1e-8,
-      weightDecay: 0.1,
-      trainA: true,
-    });
-    const step: EngineStep = {
-      sequences: batch(engine.model.vocabSize),
-      objective: {
-        kind: 'grpo',
-        loss: { lossKind: 'cispo', clip: clipDefaults.cispo, aggregation: 'token-mean', beta: 0 },
-      },
-      // Two micro-batches of 4 × 512: one forward and backward each.
-      microBatchTokens: (sequences / 2) * positions,
-      maxGradNorm: 1,
-      learningRate: 1e-5,
-      padTokenId: 0,
-    };
+    await freshAdapter(engine, rank);
+    // Two micro-batches of half the sequences each: one forward and backward each.
+    const step = grpoStep(
+      engine.model.vocabSize,
+      { sequences, positions, microBatchTokens: (sequences / 2) * positions },
+      -12,
+    );
     const times: number[] = [];
     for (let i = 0; i < 2; i++) {
       const started = performance.now();
@@ -143,9 +77,9 @@ try {
     lines.push(
       `  engine: ${sequences} × ${positions} tokens, LoRA r ${rank} on all projections, gradient checkpointing, chunked log-softmax (1,024 rows)`,
       `    ${seconds.toFixed(1)} s/step (first ${times[0]?.toFixed(1)} s), ${(trained / seconds).toFixed(0)} trained tok/s, ${gflops.toFixed(0)} GFLOP/s achieved; peak RSS ${gib(peak)}`,
-      direct
-        ? `  baseline, naive direct step at 2 × ${positions} (whole-batch logits, every activation kept): ${((direct.ms_per_step ?? 0) / 1000).toFixed(1)} s/step, peak RSS ${gib(direct.peak_rss_bytes ?? 0)}; torch matmul ceiling ${direct.matmul_gflops?.toFixed(0)} GFLOP/s (1024² float32, ${direct.threads} threads)`
-        : `  baseline, naive direct step at 2 × ${positions}: failed (${naive.status ?? naive.signal}): ${naive.stderr.slice(-300)}`,
+      typeof direct === 'string'
+        ? `  baseline, naive direct step at 2 × ${positions}: failed: ${direct}`
+        : `  baseline, naive direct step at 2 × ${positions} (whole-batch logits, every activation kept): ${(direct.ms_per_step / 1000).toFixed(1)} s/step, peak RSS ${gib(direct.peak_rss_bytes)}; torch matmul ceiling ${direct.matmul_gflops.toFixed(0)} GFLOP/s (1024² float32, ${direct.threads} threads)`,
     );
   } finally {
     await engine.close();

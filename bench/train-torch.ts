@@ -6,27 +6,23 @@
 // float32, and tfjs's single-thread one). ms/step is wall time seen by the caller, the protocol
 // included; the goal is the engine at ≥ 0.8× the direct step's speed. tfjs is left out at the 0.5B
 // shape (its wasm heap stops at 4 GB, docs/gpu-backends.md). Reports, does not assert.
-import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { SelectedBackend } from '../model/backend.ts';
 import { initModelDir } from '../model/init-model-dir.ts';
-import { createRng } from '../model/rng.ts';
 import { engineSettingsSchema } from '../trainer/engine/engine-settings.ts';
 import { TfjsEngine } from '../trainer/engine/tfjs/tfjs-engine.ts';
-import { findTorchPython, torchEnginePackageDir } from '../trainer/engine/torch/find-python.ts';
+import { findTorchPython } from '../trainer/engine/torch/find-python.ts';
 import { TorchEngine } from '../trainer/engine/torch/torch-engine.ts';
-import type { EngineStep, TrainEngine } from '../trainer/engine/train-engine.ts';
-import type { TrainingSequence } from '../trainer/engine/training-sequence.ts';
-import { clipDefaults } from '../trainer/grpo/loss-config.ts';
+import type { TrainEngine } from '../trainer/engine/train-engine.ts';
 import { flagValue } from './backend-flag.ts';
+import { directStep, freshAdapter, grpoStep } from './grpo-step-setup.ts';
 import { matmulCeiling } from './matmul-ceiling.ts';
-import type { SelectedBackend } from '../model/backend.ts';
 
-const sequencesPerStep = 8;
-const positions = 128;
+const shape = { sequences: 8, positions: 128, microBatchTokens: 4 * 128 };
 const rank = 8;
-const projections = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
+const trained = (shape.sequences * shape.positions) / 2;
 
 type Model = 'tiny' | 'small' | 'qwen2.5-0.5b';
 
@@ -35,99 +31,14 @@ interface Rate {
   readonly trainedPerSecond: number;
 }
 
-/** 8 × 128 random tokens, the last half trained, sampling log-probs −3, advantages ±1. */
-function batch(vocabSize: number): TrainingSequence[] {
-  const rng = createRng(7);
-  return Array.from({ length: sequencesPerStep }, (_, index) => {
-    const targetMask = Array.from({ length: positions - 1 }, (_, at) => (at + 1 >= positions / 2 ? 1 : 0));
-    return {
-      trajectoryId: `b${index}`,
-      groupId: null,
-      ids: Array.from({ length: positions }, () => Math.floor(rng.next() * vocabSize)),
-      targetMask,
-      oldLogprobs: targetMask.map((bit) => (bit ? -3 : Number.NaN)),
-      onPolicy: targetMask.map(() => 0),
-      advantage: index % 2 === 0 ? 1 : -1,
-      trainedTokens: positions / 2,
-    };
-  });
-}
-
 async function engineRate(engine: TrainEngine, steps: number): Promise<Rate> {
-  await engine.startAdapter({
-    kind: 'fresh',
-    settings: {
-      r: rank,
-      alpha: 2 * rank,
-      dropout: 0,
-      targets: [...projections],
-      useRslora: false,
-      initA: 'kaiming-uniform',
-    },
-    seed: 0,
-  });
-  await engine.resetOptimizer({
-    learningRate: 1e-5,
-    beta1: 0.9,
-    beta2: 0.99,
-    eps: 1e-8,
-    weightDecay: 0.1,
-    trainA: true,
-  });
-  const step: EngineStep = {
-    sequences: batch(engine.model.vocabSize),
-    objective: {
-      kind: 'grpo',
-      loss: { lossKind: 'cispo', clip: clipDefaults.cispo, aggregation: 'token-mean', beta: 0 },
-    },
-    microBatchTokens: 4 * positions,
-    maxGradNorm: 1,
-    learningRate: 1e-5,
-    padTokenId: 0,
-  };
+  await freshAdapter(engine, rank);
+  const step = grpoStep(engine.model.vocabSize, shape, -3);
   await engine.step(step); // warm-up
   const started = performance.now();
   for (let i = 0; i < steps; i++) await engine.step(step);
   const seconds = (performance.now() - started) / 1000 / steps;
-  return { msPerStep: seconds * 1000, trainedPerSecond: (sequencesPerStep * positions) / 2 / seconds };
-}
-
-function directRate(
-  python: string,
-  modelDir: string,
-  steps: number,
-): Rate & { matmulGflops: number; threads: number } {
-  const run = spawnSync(
-    python,
-    [
-      '-m',
-      'edgerl_torch.direct_step',
-      '--model',
-      modelDir,
-      '--sequences',
-      String(sequencesPerStep),
-      '--positions',
-      String(positions),
-      '--rank',
-      String(rank),
-      '--steps',
-      String(steps),
-    ],
-    { env: { ...process.env, PYTHONPATH: torchEnginePackageDir }, encoding: 'utf8' },
-  );
-  if (run.status !== 0) throw new Error(`direct_step failed (${run.status}): ${run.stderr}`);
-  const result = JSON.parse(run.stdout.trim().split('\n').at(-1) ?? '{}') as {
-    ms_per_step: number;
-    trained_tokens_per_second: number;
-    matmul_gflops: number;
-    threads: number;
-  };
-  return {
-    msPerStep: result.ms_per_step,
-    trainedPerSecond: result.trained_tokens_per_second,
-    matmulGflops: result.matmul_gflops,
-    threads: result.threads,
-  };
+  return { msPerStep: seconds * 1000, trainedPerSecond: trained / seconds };
 }
 
 export async function benchTorchTrain(backend: SelectedBackend, models: readonly Model[]): Promise<void> {
@@ -138,7 +49,7 @@ export async function benchTorchTrain(backend: SelectedBackend, models: readonly
   const tfjsCeiling = await matmulCeiling(backend);
   const lines = [
     `\nbench:train --engine torch (${processes} engine process(es); load average ${loadavg()[0]?.toFixed(2)} at start)`,
-    `  GRPO step: ${sequencesPerStep} × ${positions} tokens (half trained), LoRA r ${rank} on all projections, CISPO token-mean, 2 micro-batches, float32 on the CPU`,
+    `  GRPO step: ${shape.sequences} × ${shape.positions} tokens (half trained), LoRA r ${rank} on all projections, CISPO token-mean, 2 micro-batches, float32 on the CPU`,
     `  ${'model'.padEnd(13)} ${'torch engine'.padStart(22)} ${'direct PyTorch'.padStart(22)} ${'engine/direct'.padStart(14)} ${`tfjs (${backend.choice})`.padStart(22)}`,
   ];
   let torchCeiling = 0;
@@ -156,8 +67,12 @@ export async function benchTorchTrain(backend: SelectedBackend, models: readonly
       });
       const torch = await TorchEngine.open(modelDir, settings, { log: () => {}, seed: 0 });
       const engine = await engineRate(torch, steps).finally(() => torch.close());
-      const direct = directRate(python, modelDir, steps);
-      torchCeiling = direct.matmulGflops;
+      const direct = directStep(python, modelDir, [
+        ...['--sequences', String(shape.sequences), '--positions', String(shape.positions)],
+        ...['--rank', String(rank), '--steps', String(steps)],
+      ]);
+      if (typeof direct === 'string') throw new Error(direct);
+      torchCeiling = direct.matmul_gflops;
       let tfjs: Rate | undefined;
       if (name !== 'qwen2.5-0.5b') {
         // tfjs at its best here: the backend's default gradient workers (one per core on wasm).
@@ -168,8 +83,12 @@ export async function benchTorchTrain(backend: SelectedBackend, models: readonly
         rate
           ? `${rate.msPerStep.toFixed(0)} ms ${(rate.trainedPerSecond / 1000).toFixed(1)}k tok/s`
           : 'n/a (wasm heap)';
+      const directRate = {
+        msPerStep: direct.ms_per_step,
+        trainedPerSecond: direct.trained_tokens_per_second,
+      };
       lines.push(
-        `  ${name.padEnd(13)} ${show(engine).padStart(22)} ${show(direct).padStart(22)} ${`${(direct.msPerStep / engine.msPerStep).toFixed(2)}×`.padStart(14)} ${show(tfjs).padStart(22)}`,
+        `  ${name.padEnd(13)} ${show(engine).padStart(22)} ${show(directRate).padStart(22)} ${`${(direct.ms_per_step / engine.msPerStep).toFixed(2)}×`.padStart(14)} ${show(tfjs).padStart(22)}`,
       );
       process.stderr.write(`${lines.at(-1)}\n`);
     }
@@ -178,7 +97,7 @@ export async function benchTorchTrain(backend: SelectedBackend, models: readonly
   }
   lines.push(
     `  matmul ceiling, 1024² float32: torch ${torchCeiling.toFixed(0)} GFLOP/s (all threads), tfjs ${tfjsCeiling.gflops.toFixed(0)} GFLOP/s (${backend.choice}, one thread)`,
-    `  goal: the engine at ≥ 0.8× the direct step (engine/direct is direct ms ÷ engine ms)`,
+    '  goal: the engine at ≥ 0.8× the direct step (engine/direct is direct ms ÷ engine ms)',
   );
   process.stdout.write(`${lines.join('\n')}\n`);
 }
