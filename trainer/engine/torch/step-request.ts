@@ -5,7 +5,7 @@
 import { stepNormaliser } from '../../grpo/aggregate.ts';
 import type { LossSums } from '../../grpo/grpo-loss.ts';
 import { planMicroBatches } from '../../grpo/micro-batches.ts';
-import type { Objective } from '../../grpo/objective-loss.ts';
+import { toProtocolObjective } from '../../grpo/protocol-objective.ts';
 import type { EngineStep, EngineStepResult } from '../train-engine.ts';
 import type { TrainingSequence } from '../training-sequence.ts';
 import type { WireTensor } from './frames.ts';
@@ -62,22 +62,6 @@ function trainingTensors(sequences: readonly TrainingSequence[], full: boolean):
   };
 }
 
-/** The protocol's form of an objective (snake_case). */
-export function wireObjective(objective: Objective): Record<string, unknown> {
-  if (objective.kind === 'sft') return { kind: 'sft' };
-  const { loss } = objective;
-  return {
-    kind: 'grpo',
-    loss: {
-      loss_kind: loss.lossKind,
-      clip: { low: loss.clip.low, high: loss.clip.high },
-      aggregation: loss.aggregation,
-      beta: loss.beta,
-      correction: loss.correction ? { kind: loss.correction.kind, cap: loss.correction.cap } : null,
-    },
-  };
-}
-
 function plan(sequences: readonly TrainingSequence[], microBatchTokens: number) {
   return {
     micro_batches: planMicroBatches(
@@ -104,7 +88,7 @@ export function stepRequest(step: EngineStep): {
     : {};
   return {
     args: {
-      objective: wireObjective(step.objective),
+      objective: toProtocolObjective(step.objective),
       ...plan(step.sequences, step.microBatchTokens),
       max_grad_norm: Number.isFinite(step.maxGradNorm) ? step.maxGradNorm : null,
       learning_rate: step.learningRate,
