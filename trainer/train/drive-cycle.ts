@@ -24,7 +24,7 @@ import { LeaseKeeper } from './lease-keeper.ts';
 import { commitCheckpoint, publishCheckpoint, registerCheckpoint } from './publish-checkpoint.ts';
 import { formatStepLine } from './step-summary.ts';
 import type { CycleContext, StepSource } from './step-source.ts';
-import type { HookPoint, TrainerSession } from './trainer-session.ts';
+import { type HookPoint, stateHookPoints, type TrainerSession } from './trainer-session.ts';
 
 /** How a cycle ended, and where the lineage stands after it (after a failure: re-read from disk). */
 export type CycleOutcome =
@@ -58,7 +58,8 @@ export async function driveCycle(
       ? pendingState(position, progress)
       : { kind: 'started', lineage: position.lineage, data: noData };
     for (;;) {
-      if ('data' in state) setAside = state.data.setAside;
+      // Groups set aside are handed back when the steps end (endSteps); until then a failure does.
+      setAside = 'data' in state ? state.data.setAside : [];
       if (isTerminal(state)) {
         if (state.kind === 'discarded' && state.resumed) {
           // The earlier run's checkpoint lost its groups to another trainer: train afresh from disk.
@@ -69,7 +70,8 @@ export async function driveCycle(
         return { kind: 'finished', ...(await finish(state, session)) };
       }
       state = await step(state, context);
-      if ((hookable as readonly string[]).includes(state.kind)) await deps.hook?.(state.kind as HookPoint);
+      if ((stateHookPoints as readonly string[]).includes(state.kind))
+        await deps.hook?.(state.kind as HookPoint);
     }
   } catch (error) {
     // Drop what this cycle changed in memory; leases not covered by a checkpoint go back.
@@ -87,9 +89,6 @@ export async function driveCycle(
     keeper.stop();
   }
 }
-
-/** The states a test may pause at as they are entered (trainer-session.ts hookPoints). */
-const hookable = ['claimed', 'trained', 'checkpointed', 'registered', 'published', 'committed'] as const;
 
 /** The transition out of each active state. */
 function step(state: StateOf<ActiveKind>, context: CycleContext): Promise<CycleState> {

@@ -28,15 +28,15 @@ import type { TrainConfig } from './train-config.ts';
  * cycle-state.ts as they are entered, and `prepared` (the adapter copied for the fleet, before any
  * replica loads it).
  */
-export const hookPoints = [
+export const stateHookPoints = [
   'claimed',
   'trained',
   'checkpointed',
   'registered',
-  'prepared',
   'published',
   'committed',
 ] as const;
+export const hookPoints = [...stateHookPoints, 'prepared'] as const;
 export type HookPoint = (typeof hookPoints)[number];
 
 export interface TrainerDeps {
