@@ -60,6 +60,38 @@ describe.each<Architecture>(['qwen2', 'llama', 'qwen3'])('%s: tfjs and torch', (
     }
   }
 
+  it('starts a fresh adapter of a seed as the same weights (orthogonal A, frozen under LoRA-FA)', async () => {
+    const settings = {
+      r: 4,
+      alpha: 8,
+      dropout: 0,
+      targets: ['q_proj', 'down_proj'] as const,
+      useRslora: false,
+    };
+    for (const initA of ['kaiming-uniform', 'orthogonal'] as const) {
+      const dirs = {
+        tfjs: join(root, architecture, `fresh-tfjs-${initA}`),
+        torch: join(root, architecture, `fresh-torch-${initA}`),
+      };
+      for (const [name, engine] of [
+        ['tfjs', tfjs],
+        ['torch', torch],
+      ] as const) {
+        await engine.startAdapter({
+          kind: 'fresh',
+          settings: { ...settings, targets: [...settings.targets], initA },
+          seed: 5,
+        });
+        await engine.resetOptimizer({ ...optimizerSettings, trainA: false });
+        await engine.save(dirs[name], { optimizer: true });
+      }
+      for (const file of [adapterFile, optimizerStateFile]) {
+        const [worst] = await relativeDifferences(file(dirs.torch), file(dirs.tfjs));
+        expect(worst?.relative ?? 0, `${initA}: ${worst?.name}`).toBe(0);
+      }
+    }
+  });
+
   it('gives the same per-token log-probs, with the adapter and without (1e-5)', async () => {
     await restart();
     const sequences = randomSequences(4, { vocabSize: tfjs.model.vocabSize, seed: 11 }).map((s) => s.ids);
@@ -141,6 +173,42 @@ describe.each<Architecture>(['qwen2', 'llama', 'qwen3'])('%s: tfjs and torch', (
       ).toBeLessThanOrEqual(1e-4);
     }
     await Promise.all(Object.values(dirs).map((dir) => rm(dir, { recursive: true, force: true })));
+  });
+
+  it('stays together over several steps (moments, bias correction, replay; 1e-4 relative)', async () => {
+    await restart();
+    for (let index = 0; index < 4; index++) {
+      const reference = await tfjs.logprobs(
+        randomSequences(6, { vocabSize: tfjs.model.vocabSize, seed: 50 + index }).map((s) => s.ids),
+        { adapter: true },
+      );
+      const step: EngineStep = {
+        sequences: randomSequences(6, { vocabSize: tfjs.model.vocabSize, seed: 50 + index, reference }),
+        objective: grpo({}),
+        microBatchTokens: 64,
+        maxGradNorm: 1,
+        learningRate: 5e-4,
+        padTokenId: 0,
+        replay: {
+          sequences: randomSequences(3, { vocabSize: tfjs.model.vocabSize, seed: 90 + index }),
+          weight: 1,
+        },
+      };
+      await Promise.all([tfjs.step(step), torch.step(step)]);
+    }
+    expect(torch.optimizerSteps).toBe(tfjs.optimizerSteps);
+    const dirs = {
+      tfjs: join(root, architecture, 'steps-tfjs'),
+      torch: join(root, architecture, 'steps-torch'),
+    };
+    await Promise.all([
+      tfjs.save(dirs.tfjs, { optimizer: true }),
+      torch.save(dirs.torch, { optimizer: true }),
+    ]);
+    for (const file of [adapterFile, optimizerStateFile]) {
+      const [worst] = await relativeDifferences(file(dirs.torch), file(dirs.tfjs));
+      expect(worst?.relative ?? 0, `${worst?.name} differs by ${worst?.relative}`).toBeLessThanOrEqual(1e-4);
+    }
   });
 
   it('loads a tfjs-trained adapter through PEFT and gives its log-probs', async () => {

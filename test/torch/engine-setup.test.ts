@@ -1,7 +1,8 @@
 // What a trainer says when the torch engine cannot run: no Python where it was told to look
 // (engine-setup, naming the fix), and a Python whose peft is too old (engine-requirements, naming the
-// package and the version found). And `--engine-processes 2` (two gloo ranks) through the trainer's
-// client takes the same step as one process.
+// package and the version found). And `--engine-processes 2` (two gloo ranks), with the model whole on
+// each or sharded over them (`--engine-sharding fsdp`), through the trainer's client takes the same step
+// as one process.
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -72,17 +73,18 @@ describe('the torch engine cannot start', () => {
 });
 
 describe('--engine-processes 2', () => {
-  it('takes the same step as one process (two gloo ranks, 1e-5 relative)', async () => {
+  it('takes the same step as one process (two gloo ranks, whole or sharded, 1e-5 relative)', async () => {
     const start = join(root, 'start');
     await writeStartAdapter(modelDir, start);
-    const dirs = { one: join(root, 'one'), two: join(root, 'two') };
-    for (const [name, processes] of [
-      ['one', 1],
-      ['two', 2],
+    const dirs = { one: join(root, 'one'), two: join(root, 'two'), fsdp: join(root, 'fsdp') };
+    for (const [name, processes, sharding] of [
+      ['one', 1, 'none'],
+      ['two', 2, 'none'],
+      ['fsdp', 2, 'fsdp'],
     ] as const) {
-      const engine = await openTorch(modelDir, { processes });
+      const engine = await openTorch(modelDir, { processes, sharding });
       try {
-        expect(engine.info.worldSize).toBe(processes);
+        expect([engine.info.worldSize, engine.info.sharding]).toEqual([processes, sharding]);
         await engine.startAdapter({ kind: 'peft', dir: start });
         await engine.resetOptimizer(optimizerSettings);
         const step: EngineStep = {
@@ -109,8 +111,10 @@ describe('--engine-processes 2', () => {
       }
     }
     for (const file of [adapterFile, optimizerStateFile]) {
-      const [worst] = await relativeDifferences(file(dirs.two), file(dirs.one));
-      expect(worst?.relative ?? 0, `${worst?.name}`).toBeLessThanOrEqual(1e-5);
+      for (const dir of [dirs.two, dirs.fsdp]) {
+        const [worst] = await relativeDifferences(file(dir), file(dirs.one));
+        expect(worst?.relative ?? 0, `${dir}: ${worst?.name}`).toBeLessThanOrEqual(1e-5);
+      }
     }
   });
 });

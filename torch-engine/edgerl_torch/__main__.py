@@ -1,4 +1,4 @@
-# `python -m edgerl_torch [--processes N] [--backend gloo|nccl] [--sharding none]`: the engine process.
+# `python -m edgerl_torch [--processes N] [--backend gloo|nccl] [--sharding none|fsdp]`: the engine process.
 # Guards its stdout (frames only), dies with its parent, then serves frames (rank 0) or follows rank 0
 # (`--rank r`, started by rank 0 itself). Leaves out every op (server.py and the modules it dispatches to).
 from __future__ import annotations
@@ -8,6 +8,7 @@ import ctypes
 import os
 import signal
 import sys
+from typing import NoReturn
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
@@ -53,11 +54,18 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m edgerl_torch", description="edgerl's PyTorch training engine")
     parser.add_argument("--processes", type=int, default=1, help="ranks under torch.distributed (default 1)")
     parser.add_argument("--backend", choices=("gloo", "nccl"), default=None, help="default: nccl on CUDA, else gloo")
-    parser.add_argument("--sharding", choices=("none",), default="none", help="none: the model on every rank")
+    parser.add_argument(
+        "--sharding",
+        choices=("none", "fsdp"),
+        default="none",
+        help="none: the whole model on every rank; fsdp: base weights and adapter sharded over the ranks (FSDP2)",
+    )
     parser.add_argument("--rank", type=int, default=0, help=argparse.SUPPRESS)  # set by rank 0 for the others
     options = parser.parse_args(argv)
     if options.processes < 1:
         parser.error("--processes must be at least 1")
+    if options.sharding == "fsdp" and options.processes < 2:
+        parser.error("--sharding fsdp shards the model over several ranks: add --processes N with N >= 2")
     return options
 
 
@@ -71,12 +79,23 @@ def main(argv: list[str]) -> int:
     if options.rank > 0:
         from .distributed import join_as_follower
 
-        return follow(Server(join_as_follower(options.rank, options.processes, options.backend), options.sharding))
+        world = join_as_follower(options.rank, options.processes, options.backend)
+        return leave(follow(Server(world, options.sharding)))
 
     from .world import first_world
 
     world = first_world(options.processes, options.backend, options.sharding)
-    return serve(frames_in, frames_out, Server(world, options.sharding))
+    code = serve(frames_in, frames_out, Server(world, options.sharding))
+    return leave(code) if world.size > 1 else code
+
+
+def leave(code: int) -> NoReturn:
+    """A rank of several ends with os._exit, past the interpreter's teardown: there torch.distributed's
+    C++ threads (gloo's, FSDP2's) can abort the process ("terminate called without an active exception",
+    SIGABRT), seen once in six two-rank FSDP sessions, which rank 0 would take for a failed rank. Every
+    reply is written by now (the frame stream is unbuffered) and rank 0 has waited for the others."""
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 # The one LoRA adapter (Hu et al. 2021, arXiv:2106.09685) on the loaded model, through PEFT: ops
-# `adapter-create`, `adapter-load` and `save`, and the adapter's tensors under their PEFT names.
+# `adapter-create`, `adapter-load` and `save` (whole tensors, gathered from the ranks' shards under FSDP),
+# and the adapter's tensors under their PEFT names.
 # Leaves out several named adapters, DoRA and other PEFT methods (model/lora.ts leaves them out too).
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from peft import LoraConfig, PeftModel, get_peft_model
 from peft.utils import SAFETENSORS_WEIGHTS_NAME
 from safetensors import safe_open
 
+from . import fsdp
 from .args import Args
 from .errors import bad_request
 
@@ -32,9 +34,8 @@ def adapter_tensors(peft: PeftModel) -> list[tuple[str, torch.nn.Parameter]]:
 
 def _unwrap(session) -> torch.nn.Module:
     """The bare transformers model: the current adapter's layers removed (one adapter at a time)."""
-    loaded = session.require_model()
-    session.drop_adapter()
-    return loaded.causal_lm
+    session.drop_adapter()  # under FSDP a fresh base (session.py): read `loaded` after it
+    return session.require_model().causal_lm
 
 
 def _orthogonal_a(peft: PeftModel) -> None:
@@ -144,15 +145,30 @@ def load_adapter(session, args: Args) -> dict:
     return {"lora": lora_settings(peft.peft_config[ADAPTER])}
 
 
-def save_adapter(session, directory: str, dtype: torch.dtype, base_model_name_or_path: str | None) -> list[str]:
-    """PEFT's own save_pretrained (adapter_config.json + adapter_model.safetensors, keys without the
-    adapter name), the tensors cast to `dtype`. base_model_name_or_path None keeps PEFT's default."""
+def adapter_state(session, dtype: torch.dtype) -> dict[str, torch.Tensor]:
+    """Every LoRA matrix under its parameter name, whole, cast to `dtype`. Under FSDP every rank calls
+    it (each matrix is gathered from the ranks' shards, in the same order on all)."""
     peft = session.require_adapter()
+    return {name: fsdp.full(p.detach()).to(dtype) for name, p in peft.named_parameters() if ".lora_" in name}
+
+
+def save_adapter(
+    session,
+    directory: str,
+    dtype: torch.dtype,
+    base_model_name_or_path: str | None,
+    state: dict[str, torch.Tensor] | None = None,
+) -> list[str]:
+    """PEFT's own save_pretrained (adapter_config.json + adapter_model.safetensors, keys without the
+    adapter name) of `state` (adapter_state's; gathered here when None). base_model_name_or_path None
+    keeps PEFT's default."""
+    peft = session.require_adapter()
+    if state is None:
+        state = adapter_state(session, dtype)
     config = peft.peft_config[ADAPTER]
     previous = config.base_model_name_or_path
     if base_model_name_or_path is not None:
         config.base_model_name_or_path = base_model_name_or_path
-    state = {name: p.detach().to(dtype) for name, p in peft.named_parameters() if ".lora_" in name}
     try:
         # save_embedding_layers=False: the adapter has no embedding layers, and "auto" would look the
         # base model up on the Hub to compare vocabulary sizes.

@@ -54,6 +54,14 @@ def pad(batch: FlatBatch, indices: list[int], pad_token_id: int, target_name: st
     return Padded(ids, attention, positions, targets, batch.tokens(indices), b * t)
 
 
+def idle_batch(pad_token_id: int) -> Padded:
+    """One sequence of two padding tokens with one target: what a rank with no micro-batch in a round
+    runs under FSDP (its loss times 0), so that it makes the same collectives as the others."""
+    ids = torch.full((1, 2), pad_token_id, dtype=torch.int64)  # [1, 2]
+    positions = torch.arange(2, dtype=torch.int64)[None]  # [1, 2]
+    return Padded(ids, torch.ones_like(ids), positions, torch.ones((1, 1), dtype=torch.bool), 0, 0)
+
+
 def check_target_bits(batch: FlatBatch, name: str) -> None:
     """A mask tensor of 0/1 bytes: anything else is a client bug worth naming."""
     values = batch.targets[name]

@@ -1,7 +1,7 @@
-# Several ranks under torch.distributed, data-parallel with the base model replicated: rank 0 starts the
-# others, alone speaks the protocol, and broadcasts every request's bytes to them over a gloo group; ops
-# deal micro-batches round-robin and meet in the collectives below. One rank is the same interface with
-# no communication. Leaves out sharding the model (FSDP): `wrap_model` is where it would go.
+# Several ranks under torch.distributed, data-parallel: rank 0 starts the others, alone speaks the
+# protocol, and broadcasts every request's bytes to them over a gloo group; ops deal micro-batches
+# round-robin and meet in the collectives below. One rank is the same interface with no communication.
+# Leaves out sharding the model (--sharding fsdp: fsdp.py, when session.py says).
 from __future__ import annotations
 
 import datetime
@@ -64,8 +64,10 @@ class ProcessGroup(SingleProcess):
 
     def broadcast_parameters(self, parameters: list) -> None:
         for p in parameters:
+            # Host tensors (a model not yet sharded, --sharding fsdp) over gloo: NCCL moves device memory only.
+            group = self.control if p.device.type == "cpu" else None
             with torch.no_grad():
-                dist.broadcast(p.data, src=0)
+                dist.broadcast(p.data, src=0, group=group)
 
     def raise_first(self, error: BaseException | None) -> None:
         """Every rank learns whether any failed; all raise the first failure, so all skip what follows."""
@@ -104,15 +106,6 @@ class ProcessGroup(SingleProcess):
             dist.broadcast(data, src=0, group=self.control)
         raw = data.numpy().tobytes()
         return raw[:header_length], bytearray(raw[header_length:])
-
-
-def wrap_model(model: torch.nn.Module, sharding: str) -> torch.nn.Module:
-    """The seam for sharded training: `--sharding none` replicates the model on every rank (this
-    engine). FSDP would wrap the decoder layers here, after the adapter exists and before the optimiser
-    is built; it is not implemented."""
-    if sharding == "none":
-        return model
-    raise NotImplementedError(f"--sharding {sharding} is not implemented; only none")
 
 
 def _free_port() -> int:

@@ -1,7 +1,8 @@
 # Per-token log-probabilities out[t] = log p(ids[t + 1] | ids[≤ t]) without ever holding a batch's
 # [B·T, V] logits: the decoder runs to its final hidden states, and the output projection and the
 # log-softmax run only at the wanted positions, a chunk of rows at a time (each chunk checkpointed while
-# training, so backward recomputes its logits instead of keeping them). Also op `logprobs`.
+# training, so backward recomputes its logits instead of keeping them). Also op `logprobs` (under FSDP
+# every rank makes a pass each round).
 # Leaves out the loss (losses.py) and padding (batch.py).
 #
 # Legend: B = sequences, T = padded length, H = hidden size, V = vocabulary, K = wanted positions,
@@ -12,7 +13,7 @@ import torch
 from torch.utils.checkpoint import checkpoint
 
 from .args import Args
-from .batch import Padded, pad
+from .batch import Padded, idle_batch, pad
 from .errors import bad_request
 from .tensors import flat_batch
 
@@ -106,15 +107,22 @@ def sequence_logprobs(session, args: Args, tensors: dict) -> tuple[dict, dict]:
         if args.values.get("micro_batches")
         else default_plan(batch.size, session.world.size)
     )
+    causal_lm, chunk = loaded.causal_lm, loaded.logprob_chunk_tokens
     local, error = [], None
     try:
         with torch.no_grad(), session.adapter_context(use_adapter):
-            for _, members in session.world.share(plan):
+            for turn in session.turns(plan):
+                if turn is None:  # FSDP: no micro-batch for this rank this round, but a pass all the same
+                    idle = idle_batch(0).to(loaded.device)
+                    session.forward(lambda: final_hidden(causal_lm, idle))
+                    continue
+                _, members = turn
                 # Padding ids never matter here: right padding sits after every real token, out of the
                 # causal view of the targets, and is never a target itself.
                 padded = pad(batch, members, pad_token_id=0).to(loaded.device)
-                hidden = final_hidden(loaded.causal_lm, padded)  # [B, T, H]
-                out = target_logprobs(loaded.causal_lm, hidden, padded, loaded.logprob_chunk_tokens).cpu()  # [B, T − 1]
+                out = session.forward(
+                    lambda: target_logprobs(causal_lm, final_hidden(causal_lm, padded), padded, chunk)
+                ).cpu()  # [B, T − 1]
                 local.extend((member, out[row, : batch.lengths[member] - 1]) for row, member in enumerate(members))
     except Exception as caught:  # every rank must reach the gather, or learn that one will not
         error = caught

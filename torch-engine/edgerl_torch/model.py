@@ -1,5 +1,6 @@
 # Op `load-model`: a Hugging Face causal LM directory loaded with transformers, every base weight
-# frozen, on the chosen device and dtype. Leaves out adapters (adapter.py) and sharding (distributed.py).
+# frozen, on the chosen device and dtype (or in host memory, for --sharding fsdp to shard onto the device
+# later). Leaves out adapters (adapter.py) and sharding (fsdp.py).
 from __future__ import annotations
 
 import importlib.util
@@ -45,7 +46,9 @@ def resolve_device(name: str, local_rank: int) -> torch.device:
     return torch.device("cpu")
 
 
-def load_model(args: Args, local_rank: int) -> LoadedModel:
+def load_model(args: Args, local_rank: int, on_host: bool = False) -> LoadedModel:
+    """`on_host` (--sharding fsdp): the weights stay in host memory, unsharded, until the adapter exists
+    and fsdp.py shards them onto `device` a layer at a time; `device` is where the passes will run."""
     started = time.perf_counter()
     model_dir = args.string("model_dir")
     device = resolve_device(args.string("device", "auto", ("auto", "cpu", "cuda")), local_rank)
@@ -64,7 +67,8 @@ def load_model(args: Args, local_rank: int) -> LoadedModel:
     # transformers 4.56 renamed from_pretrained's `torch_dtype` to `dtype`; 4.45–4.55 know only the old name.
     version = parse_version(transformers.__version__)
     options = {"dtype" if version >= (4, 56) else "torch_dtype": dtype, "attn_implementation": attention}
-    if device.type == "cuda" and (version >= (5,) or importlib.util.find_spec("accelerate") is not None):
+    accelerate = version >= (5,) or importlib.util.find_spec("accelerate") is not None
+    if device.type == "cuda" and not on_host and accelerate:
         # Straight onto the GPU, without a whole copy of the weights in host memory first (device_map
         # needs accelerate before transformers 5).
         options["device_map"] = str(device)
@@ -72,7 +76,12 @@ def load_model(args: Args, local_rank: int) -> LoadedModel:
         model = AutoModelForCausalLM.from_pretrained(model_dir, **options)
     except (OSError, ValueError) as error:
         raise bad_request(f"load-model: cannot load {model_dir} as a causal LM: {error}") from error
-    return prepare_model(model, device, dtype, checkpointing, chunk, model_dir, started)
+    if not on_host:
+        return prepare_model(model, device, dtype, checkpointing, chunk, model_dir, started)
+    loaded = prepare_model(model, torch.device("cpu"), dtype, checkpointing, chunk, model_dir, started)
+    loaded.device = device
+    loaded.info["device"] = str(device)
+    return loaded
 
 
 def prepare_model(

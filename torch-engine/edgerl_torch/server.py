@@ -39,7 +39,7 @@ class Server:
     def __init__(self, world, sharding: str = "none") -> None:
         self.world = world
         self.sharding = sharding
-        self.session = Session(world)
+        self.session = Session(world, sharding)
         self.problems = requirements.problems()
         self.stopping = False
         self.fatal: str | None = None  # set when the ranks can no longer agree: the engine exits 1
@@ -66,14 +66,23 @@ class Server:
             "peft": versions["peft"],
             "device": str(loaded.device) if loaded else ("cuda" if torch.cuda.is_available() else "cpu"),
             "world_size": self.world.size,
+            "sharding": self.sharding,
         }, {}
 
     def load_model(self, args: Args, tensors, emit):
-        model, distributed = self._module("model"), self._module("distributed")
+        model = self._module("model")
+        fsdp = self.sharding == "fsdp"
+        if fsdp:
+            self._module("fsdp").check_available()
         self.session.drop_model()  # free the old weights before loading new ones
-        loaded = model.load_model(args, local_rank=self.world.rank if self.world.size > 1 else 0)
-        loaded.causal_lm = distributed.wrap_model(loaded.causal_lm, self.sharding)
-        self.session.set_model(loaded)
+
+        def load():
+            # Under FSDP in host memory: the model is sharded onto the device once its adapter exists
+            # (Session.set_adapter), and loaded again for the next adapter (Session.drop_adapter).
+            return model.load_model(args, local_rank=self.world.rank if self.world.size > 1 else 0, on_host=fsdp)
+
+        loaded = load()
+        self.session.set_model(loaded, reload=load if fsdp else None)
         return loaded.info, {}
 
     def adapter_create(self, args: Args, tensors, emit):
@@ -103,11 +112,17 @@ class Server:
         self.session.require_adapter()
         if with_optimizer:
             self.session.require_optimizer()
-        if self.world.rank != 0:  # the ranks hold identical adapters: one writer
+        # Unsharded, the ranks hold identical adapters and rank 0 alone writes them. Sharded, every rank
+        # takes part in gathering each whole tensor from the shards, then rank 0 writes.
+        if self.world.rank != 0 and self.session.root is None:
             return {}, {}
-        files = adapter.save_adapter(self.session, directory, dtype, base_name)
-        if with_optimizer:
-            files.append(optimizer_state.save_optimizer_state(self.session, directory))
+        state = adapter.adapter_state(self.session, dtype)
+        moments = optimizer_state.optimizer_moments(self.session) if with_optimizer else None
+        if self.world.rank != 0:
+            return {}, {}
+        files = adapter.save_adapter(self.session, directory, dtype, base_name, state)
+        if moments is not None:
+            files.append(optimizer_state.save_optimizer_state(self.session, directory, moments))
         return {"files": files}, {}
 
     def step(self, args: Args, tensors, emit):
@@ -202,7 +217,11 @@ class Server:
         rank, (code, message) = failed[0], outcomes[failed[0]]
         if len(failed) < len(outcomes):  # mixed; every rank sees the same list, so all act alike
             if op in self.ROLL_BACK:
-                self.ROLL_BACK[op](self.session)
+                try:
+                    self.ROLL_BACK[op](self.session)
+                except Exception:  # under FSDP dropping an adapter reloads the base, which can fail too
+                    traceback.print_exc(file=sys.stderr)
+                    self.session.drop_model()
             elif op == "step":
                 self.fatal = f"rank {rank} failed a step that other ranks applied: the adapters differ"
         return code, message if rank == self.world.rank else f"rank {rank}: {message}"

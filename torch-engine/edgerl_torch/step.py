@@ -1,8 +1,9 @@
 # Op `step`: one optimiser step on the adapter, with trainer/engine/tfjs/train-step.ts's semantics: the
 # trainer's micro-batches, each one forward and one backward (plus a no-grad forward with the adapter off when
 # beta > 0), every loss already divided by the step's normaliser so the accumulated gradient is the
-# batch's; the replayed sequences' SFT gradient times `weight` added; global-norm clip; AdamW.
-# Leaves out the loss (losses.py), planning micro-batches (the trainer) and the moments' file.
+# batch's; the replayed sequences' SFT gradient times `weight` added; global-norm clip; AdamW. Under
+# --sharding fsdp the same step on sharded parameters, every rank in lockstep (idle ranks run a pass too).
+# Leaves out the loss (losses.py), planning micro-batches (the trainer), the moments' file and sharding.
 #
 # Legend: B = sequences in a micro-batch, T = its longest sequence, T − 1 = targets, P = adapter entries.
 from __future__ import annotations
@@ -15,11 +16,12 @@ from dataclasses import dataclass
 
 import torch
 
+from . import fsdp
 from .args import Args
-from .batch import check_on_policy, check_target_bits, objective_batch, pad
+from .batch import Padded, check_on_policy, check_target_bits, idle_batch, objective_batch, pad
 from .errors import EngineError, bad_request
 from .logprobs import final_hidden, target_logprobs
-from .losses import objective_loss
+from .losses import check_grpo_options, objective_loss
 from .tensors import FlatBatch, flat_batch, tensor_arg
 
 
@@ -46,7 +48,12 @@ def _objective(args: Args) -> dict:
         return {"kind": "sft"}
     if kind == "grpo":
         loss = Args(objective, "step.objective").object("loss")
-        loss.number("beta", minimum=0)  # losses.py checks the rest and names what is wrong
+        beta = loss.number("beta", minimum=0)
+        try:
+            # Before any pass, so that no rank fails between the collectives of one (fsdp.py).
+            check_grpo_options(loss.values, has_ref=beta > 0)
+        except ValueError as error:
+            raise bad_request(f"step.objective.loss: {error}") from error
         return {"kind": "grpo", "loss": loss.values}
     raise bad_request(f'step.objective.kind must be "grpo" or "sft", got {kind!r}')
 
@@ -109,33 +116,65 @@ def read_step(session, args: Args, tensors: dict) -> tuple[list[Part], dict]:
     return parts, settings
 
 
+def _beta(part: Part) -> float:
+    return part.objective["loss"]["beta"] if part.objective["kind"] == "grpo" else 0
+
+
+def _passes(session, padded: Padded, beta: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """The forward passes of one micro-batch: with beta > 0 first the reference policy's, the base model
+    (adapter off, no gradient, no dropout), then the adapter's with gradient. Returns the final hidden
+    states [B, T, H], the target log-probs [B, T − 1] and the reference's (or None)."""
+    loaded = session.loaded
+    causal_lm, chunk = loaded.causal_lm, loaded.logprob_chunk_tokens
+    ref = None
+    if beta > 0:
+        causal_lm.eval()
+        with torch.no_grad(), session.adapter_context(False):
+            ref = session.forward(lambda: target_logprobs(causal_lm, final_hidden(causal_lm, padded), padded, chunk))
+        causal_lm.train()
+
+    def run():
+        hidden = final_hidden(causal_lm, padded)  # [B, T, H]
+        return hidden, target_logprobs(causal_lm, hidden, padded, chunk)  # [B, T, H], [B, T − 1]
+
+    hidden, logprobs = session.forward(run)
+    return hidden, logprobs, ref
+
+
+def _backward(session, loss: torch.Tensor, hidden: torch.Tensor) -> None:
+    if loss.requires_grad:
+        loss.backward()
+    elif session.root is not None:
+        # No trained target in this micro-batch, so no gradient; under FSDP the backward pass is a
+        # collective (reduce-scatter per layer) all ranks make, so make it anyway, with gradient 0.
+        (hidden.float().sum() * 0.0).backward()
+
+
 def _micro_batch(session, part: Part, members: list[int], pad_token_id: int) -> tuple[dict, int, int]:
     """Forward and backward of one micro-batch; its loss sums (floats), real and padded tokens."""
     loaded = session.loaded
     padded = pad(part.batch, members, pad_token_id, target_name="target_mask").to(loaded.device)
     batch = objective_batch(part.batch, members, padded.target_mask.shape[1], part.advantages, loaded.device)
-    beta = part.objective["loss"]["beta"] if part.objective["kind"] == "grpo" else 0
-    if beta > 0:
-        # The reference policy is the base model (adapter off): no gradient, no dropout.
-        loaded.causal_lm.eval()
-        with torch.no_grad(), session.adapter_context(False):
-            hidden = final_hidden(loaded.causal_lm, padded)  # [B, T, H]
-            batch["ref_logprobs"] = target_logprobs(loaded.causal_lm, hidden, padded, loaded.logprob_chunk_tokens)
-        loaded.causal_lm.train()
-    hidden = final_hidden(loaded.causal_lm, padded)  # [B, T, H]
-    logprobs = target_logprobs(loaded.causal_lm, hidden, padded, loaded.logprob_chunk_tokens)  # [B, T − 1]
+    hidden, logprobs, batch["ref_logprobs"] = _passes(session, padded, _beta(part))
     try:
         sums = objective_loss(part.objective, logprobs, batch, part.normaliser)
     except ValueError as error:  # losses.py's checks of the objective's options
         raise bad_request(f"step.objective: {error}") from error
+    # The replay's gradient times its weight (train-step.ts multiplies the accumulated gradient; the
+    # backward pass is linear, so scaling the loss gives the same sum without a second buffer).
     loss = sums["loss"]
-    if loss.requires_grad:
-        # The replay's gradient times its weight (train-step.ts multiplies the accumulated gradient; the
-        # backward pass is linear, so scaling the loss gives the same sum without a second buffer).
-        (loss * part.weight if part.weight != 1.0 else loss).backward()
+    _backward(session, loss * part.weight if part.weight != 1.0 else loss, hidden)
     names = list(sums)
     values = torch.stack([sums[name].detach().float() for name in names]).tolist()  # [sums], one device read
     return dict(zip(names, values, strict=True)), padded.tokens, padded.padded_tokens
+
+
+def _idle_pass(session, part: Part, pad_token_id: int) -> None:
+    """FSDP only, a rank with no micro-batch this round: the same passes as the others (fsdp.py) on a
+    two-token sequence of padding, its loss times 0, so nothing is added to the gradient."""
+    padded = idle_batch(pad_token_id).to(session.loaded.device)
+    hidden, logprobs, _ = _passes(session, padded, _beta(part))
+    _backward(session, logprobs.sum() * 0.0, hidden)
 
 
 def _run_part(session, part: Part, pad_token_id: int, emit) -> tuple[list[dict], int, int]:
@@ -156,6 +195,11 @@ def _run_part(session, part: Part, pad_token_id: int, emit) -> tuple[list[dict],
                 tokens, padded_tokens = tokens + real, padded_tokens + padded
                 finished, round_tokens = 1, real
             except Exception as caught:  # reported after the round, by raise_first below
+                error = caught
+        elif error is None and session.root is not None:
+            try:
+                _idle_pass(session, part, pad_token_id)
+            except Exception as caught:
                 error = caught
         finished, round_tokens, failed = world.sum_ints([finished, round_tokens, int(error is not None)])
         done, total_tokens = done + finished, total_tokens + round_tokens
@@ -181,8 +225,11 @@ def _pause_for_tests() -> None:
         time.sleep(60)
 
 
-def grad_norm(parameters: list[torch.nn.Parameter]) -> torch.Tensor:
-    """‖g‖₂ over every gradient laid end to end, as torch.nn.utils.clip_grad_norm_ computes it."""
+def grad_norm(parameters: list[torch.nn.Parameter], sharded: bool = False) -> torch.Tensor:
+    """‖g‖₂ over every gradient laid end to end, as torch.nn.utils.clip_grad_norm_ computes it; of
+    sharded gradients, over every rank's shards (fsdp.py)."""
+    if sharded:
+        return fsdp.grad_norm(parameters)
     return torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(p.grad) for p in parameters]))  # []
 
 
@@ -192,6 +239,7 @@ def train_step(session, args: Args, tensors: dict, emit) -> dict:
     started = time.perf_counter()
     parameters = [p for _, p in session.trainable()]
     causal_lm = session.loaded.causal_lm
+    sharded = session.root is not None
     optimizer.zero_grad(set_to_none=True)
     causal_lm.train()  # LoRA dropout on, gradient checkpointing active (HF checks `training`)
     try:
@@ -202,8 +250,9 @@ def train_step(session, args: Args, tensors: dict, emit) -> dict:
         for p in parameters:
             if p.grad is None:  # a matrix no loss reached (no trained token anywhere): its gradient is 0
                 p.grad = torch.zeros_like(p)
-        session.world.sum_gradients(parameters)
-        total_norm = grad_norm(parameters)  # []
+        if not sharded:  # FSDP summed them already, reduce-scattering each layer's in backward (fsdp.py)
+            session.world.sum_gradients(parameters)
+        total_norm = grad_norm(parameters, sharded)  # []
         norm = float(total_norm)
         if not math.isfinite(norm):
             raise EngineError(
@@ -215,11 +264,15 @@ def train_step(session, args: Args, tensors: dict, emit) -> dict:
             # coef = min(1, max / (‖g‖ + 1e-6)), in the gradients' dtype, every gradient multiplied.
             coefficient = torch.clamp(max_norm / (total_norm + 1e-6), max=1.0)  # []
             for p in parameters:
-                p.grad.mul_(coefficient)
+                fsdp.local(p.grad).mul_(coefficient)  # each rank scales its own shards
         for group in optimizer.param_groups:
             group["lr"] = settings["learning_rate"]  # the trainer's schedule decides each step's rate
         optimizer.step()
         session.optimizer_step += 1
+    except BaseException:
+        if sharded:  # a pass that raised on every rank may have left FSDP mid-iteration
+            fsdp.reset(session.root)
+        raise
     finally:
         optimizer.zero_grad(set_to_none=True)
         causal_lm.eval()

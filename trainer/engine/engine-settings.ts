@@ -11,6 +11,7 @@ const section = 'Engine';
 export const engineDevices = ['auto', 'cpu', 'cuda'] as const;
 export const engineDtypes = ['auto', 'float32', 'bfloat16'] as const;
 export const attentionKernels = ['sdpa', 'eager'] as const;
+export const engineShardings = ['none', 'fsdp'] as const;
 
 export const engineSettingsSchema = z
   .strictObject({
@@ -22,10 +23,18 @@ export const engineSettingsSchema = z
       section,
     }),
     processes: documented(intBetween(1, 1024).default(1), {
-      doc: 'torch: engine processes under torch.distributed (one per GPU, NCCL; gloo on CPU), base weights on each, adapter gradients all-reduced',
+      doc: 'torch: engine processes under torch.distributed (one per GPU, NCCL; gloo on CPU), the whole base model on each and adapter gradients all-reduced, or sharded over them with --engine-sharding fsdp',
       source: "torchrun's one process per device",
       flag: 'engine-processes',
       arg: 'N',
+      section,
+    }),
+    sharding: documented(oneOf(engineShardings).default('none'), {
+      doc: 'torch, with --engine-processes N >= 2: none keeps the whole base model on every process; fsdp shards base weights, adapter, gradients and AdamW moments over them (FSDP2), for models one GPU cannot hold',
+      source:
+        "PyTorch's FSDP2 (torch.distributed.fsdp.fully_shard), one unit per decoder layer; docs/torch-engine.md",
+      flag: 'engine-sharding',
+      arg: 'NAME',
       section,
     }),
     python: documented(z.string().min(1).optional(), {

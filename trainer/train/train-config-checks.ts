@@ -10,6 +10,7 @@ interface Partial {
   readonly rewardWeights?: { readonly judge?: unknown; readonly verifier?: unknown };
   readonly maxSequenceTokens?: unknown;
   readonly loss?: { readonly microBatchTokens?: unknown };
+  readonly engine?: { readonly processes?: unknown; readonly sharding?: unknown };
 }
 
 export function trainConfigChecks(config: Partial, context: z.RefinementCtx): void {
@@ -27,6 +28,12 @@ export function trainConfigChecks(config: Partial, context: z.RefinementCtx): vo
   }
   if (config.continuous === true && config.mode === 'sft') {
     fail('--continuous trains GRPO while rollouts run; --sft is a one-off warm-up: drop one of them');
+  }
+  const engine = config.engine;
+  if (engine?.sharding === 'fsdp' && typeof engine.processes === 'number' && engine.processes < 2) {
+    fail(
+      '--engine-sharding fsdp shards the model over several engine processes: add --engine-processes N (N >= 2, one per GPU), or drop --engine-sharding',
+    );
   }
   const maxTokens = config.maxSequenceTokens;
   const microBatch = config.loss?.microBatchTokens;

@@ -176,6 +176,14 @@ describe('resolveTrainConfig', () => {
     );
   });
 
+  it('refuses FSDP sharding without several engine processes', () => {
+    expect(issues({ engine: { kind: 'torch', sharding: 'fsdp' } })).toEqual([
+      '--engine-sharding fsdp shards the model over several engine processes: add --engine-processes N (N >= 2, one per GPU), or drop --engine-sharding',
+    ]);
+    expect(issues({ engine: { kind: 'torch', processes: 2, sharding: 'fsdp' } })).toEqual([]);
+    expect(resolveTrainConfig(minimal).engine.sharding).toBe('none');
+  });
+
   it('refuses a sequence limit larger than a micro-batch', () => {
     expect(issues({ maxSequenceTokens: 10_000 })[0]).toMatch(/exceeds --micro-batch-tokens \(8192\)/);
   });

@@ -58,7 +58,11 @@ export function openTfjs(modelDir: string): Promise<TfjsEngine> {
 
 export function openTorch(
   modelDir: string,
-  options: { readonly processes?: number; readonly log?: (line: string) => void } = {},
+  options: {
+    readonly processes?: number;
+    readonly sharding?: 'none' | 'fsdp';
+    readonly log?: (line: string) => void;
+  } = {},
 ): Promise<TorchEngine> {
   const settings = engineSettingsSchema.parse({
     kind: 'torch',
@@ -66,6 +70,7 @@ export function openTorch(
     device: 'cpu',
     dtype: 'float32',
     processes: options.processes ?? 1,
+    sharding: options.sharding ?? 'none',
   });
   return TorchEngine.open(modelDir, settings, { log: options.log ?? (() => {}), seed: 0 });
 }

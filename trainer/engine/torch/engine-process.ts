@@ -96,6 +96,11 @@ export class EngineProcess {
     return this.#child.pid;
   }
 
+  /** Whether the child has exited (or could not start): every request now fails. */
+  get hasExited(): boolean {
+    return this.#exit !== undefined;
+  }
+
   /** Sends one request; resolves with the reply, rejects with its EngineError (or engine-exited). */
   request(
     op: string,

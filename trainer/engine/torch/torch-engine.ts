@@ -1,9 +1,15 @@
 // The PyTorch engine: transformers + PEFT in a Python child process (torch-engine/), driven over the
 // versioned protocol of docs/torch-engine.md. Models are whatever AutoModelForCausalLM loads, in
 // bf16 on a GPU and float32 on the CPU; several processes under torch.distributed with
-// --engine-processes. The cycle sees the same TrainEngine as tfjs's; this file maps its calls to the
-// protocol's operations. Leaves out the frames (frames.ts) and the process (engine-process.ts).
+// --engine-processes, the model sharded over them with --engine-sharding fsdp. The cycle sees the same
+// TrainEngine as tfjs's; this file maps its calls to the protocol's operations. Leaves out the frames
+// (frames.ts) and the process (engine-process.ts).
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadModelConfig } from '../../../model/policy-model.ts';
 import { EngineError } from '../engine-error.ts';
+import { writeFreshAdapter } from '../fresh-adapter.ts';
 import type { EngineSettings } from '../engine-settings.ts';
 import type {
   AdapterShape,
@@ -53,72 +59,111 @@ export interface TorchEngineInfo {
   readonly peft: string;
   readonly device: string;
   readonly worldSize: number;
+  /** How the model lies over the ranks: whole on each (none) or sharded (fsdp). */
+  readonly sharding: string;
+}
+
+/** A started engine process with its model loaded. */
+interface Started {
+  readonly process: EngineProcess;
+  readonly info: TorchEngineInfo;
+  readonly model: EngineModel;
+}
+
+/** `python -m edgerl_torch`'s flags: the ranks, and FSDP sharding only with several (the train config's
+ *  checks refuse it with one). */
+export function engineArgs(settings: Pick<EngineSettings, 'processes' | 'sharding'>): string[] {
+  if (settings.processes <= 1) return [];
+  const sharding = settings.sharding === 'fsdp' ? ['--sharding', 'fsdp'] : [];
+  return ['--processes', String(settings.processes), ...sharding];
+}
+
+/** Starts the engine process, checks its protocol and requirements, and loads the base model. */
+async function startEngine(
+  modelDir: string,
+  settings: EngineSettings,
+  options: TorchEngineOptions,
+): Promise<Started> {
+  const python = findTorchPython(settings.python);
+  const engine = EngineProcess.start({
+    python,
+    args: engineArgs(settings),
+    packageDir: torchEnginePackageDir,
+    log: options.log,
+  });
+  try {
+    const hello = await engine.request('hello', { protocol: torchProtocolVersion });
+    const info: TorchEngineInfo = {
+      python: String(hello.result.python),
+      torch: String(hello.result.torch),
+      transformers: String(hello.result.transformers),
+      peft: String(hello.result.peft),
+      device: String(hello.result.device),
+      worldSize: Number(hello.result.world_size),
+      sharding: String(hello.result.sharding ?? 'none'),
+    };
+    const loaded = await engine.request('load-model', {
+      model_dir: modelDir,
+      device: settings.device,
+      dtype: settings.dtype,
+      gradient_checkpointing: settings.gradientCheckpointing,
+      logprob_chunk_tokens: settings.logprobChunkTokens,
+      attention: settings.attention,
+      seed: options.seed,
+    });
+    options.log(
+      `torch engine (pid ${engine.pid}): torch ${info.torch}, transformers ${info.transformers}, peft ${info.peft}, ${loaded.result.device} ${loaded.result.dtype}` +
+        `${info.worldSize > 1 ? `, ${info.worldSize} processes${info.sharding === 'fsdp' ? ' (fsdp)' : ''}` : ''}; ${Number(loaded.result.parameters).toLocaleString('en-US')} parameters loaded in ${Number(loaded.result.seconds).toFixed(1)} s`,
+    );
+    return {
+      process: engine,
+      info,
+      model: {
+        vocabSize: Number(loaded.result.vocab_size),
+        maxPositionEmbeddings: Number(loaded.result.max_position_embeddings),
+        parameters: Number(loaded.result.parameters),
+      },
+    };
+  } catch (error) {
+    engine.kill();
+    await engine.exited;
+    throw error;
+  }
 }
 
 export class TorchEngine implements TrainEngine {
   readonly kind = 'torch';
   readonly model: EngineModel;
   readonly info: TorchEngineInfo;
-  readonly #process: EngineProcess;
+  #process: EngineProcess;
   /** Written into saved adapters as base_model_name_or_path, as the tfjs engine writes its source. */
   readonly #modelDir: string;
+  readonly #settings: EngineSettings;
+  readonly #options: TorchEngineOptions;
   #optimizerSteps = 0;
   #hasOptimizer = false;
   #closed = false;
 
-  private constructor(process: EngineProcess, modelDir: string, info: TorchEngineInfo, model: EngineModel) {
-    this.#process = process;
+  private constructor(
+    started: Started,
+    modelDir: string,
+    settings: EngineSettings,
+    options: TorchEngineOptions,
+  ) {
+    this.#process = started.process;
+    this.info = started.info;
+    this.model = started.model;
     this.#modelDir = modelDir;
-    this.info = info;
-    this.model = model;
+    this.#settings = settings;
+    this.#options = options;
   }
 
-  /** Starts the engine process, checks its protocol and requirements, and loads the base model. */
   static async open(
     modelDir: string,
     settings: EngineSettings,
     options: TorchEngineOptions,
   ): Promise<TorchEngine> {
-    const python = findTorchPython(settings.python);
-    const engine = EngineProcess.start({
-      python,
-      args: settings.processes > 1 ? ['--processes', String(settings.processes)] : [],
-      packageDir: torchEnginePackageDir,
-      log: options.log,
-    });
-    try {
-      const hello = await engine.request('hello', { protocol: torchProtocolVersion });
-      const info: TorchEngineInfo = {
-        python: String(hello.result.python),
-        torch: String(hello.result.torch),
-        transformers: String(hello.result.transformers),
-        peft: String(hello.result.peft),
-        device: String(hello.result.device),
-        worldSize: Number(hello.result.world_size),
-      };
-      const loaded = await engine.request('load-model', {
-        model_dir: modelDir,
-        device: settings.device,
-        dtype: settings.dtype,
-        gradient_checkpointing: settings.gradientCheckpointing,
-        logprob_chunk_tokens: settings.logprobChunkTokens,
-        attention: settings.attention,
-        seed: options.seed,
-      });
-      options.log(
-        `torch engine (pid ${engine.pid}): torch ${info.torch}, transformers ${info.transformers}, peft ${info.peft}, ${loaded.result.device} ${loaded.result.dtype}` +
-          `${info.worldSize > 1 ? `, ${info.worldSize} processes` : ''}; ${Number(loaded.result.parameters).toLocaleString('en-US')} parameters loaded in ${Number(loaded.result.seconds).toFixed(1)} s`,
-      );
-      return new TorchEngine(engine, modelDir, info, {
-        vocabSize: Number(loaded.result.vocab_size),
-        maxPositionEmbeddings: Number(loaded.result.max_position_embeddings),
-        parameters: Number(loaded.result.parameters),
-      });
-    } catch (error) {
-      engine.kill();
-      await engine.exited;
-      throw error;
-    }
+    return new TorchEngine(await startEngine(modelDir, settings, options), modelDir, settings, options);
   }
 
   /** The engine process's id (tests kill it). */
@@ -132,15 +177,38 @@ export class TorchEngine implements TrainEngine {
 
   async startAdapter(start: AdapterStart): Promise<AdapterShape> {
     this.#hasOptimizer = false;
-    if (start.kind === 'fresh') {
-      const { r, alpha, dropout, targets, useRslora, initA } = start.settings;
-      await this.#process.request('adapter-create', {
-        lora: { r, alpha, dropout, targets, use_rslora: useRslora, init_a: initA },
-        seed: start.seed,
-      });
-      return { r, alpha, targets };
+    if (this.#process.hasExited) {
+      // A crashed or killed engine (out of memory, a signal) failed the cycle it was in; the trainer
+      // then resumes from its checkpoint, which starts here: a new process, the model loaded again.
+      this.#options.log(`the torch engine (pid ${this.#process.pid}) has exited; starting a new one`);
+      this.#process = (await startEngine(this.#modelDir, this.#settings, this.#options)).process;
     }
-    const reply = await this.#process.request('adapter-load', { dir: start.dir });
+    if (start.kind === 'peft') return this.#loadAdapter(start.dir);
+    // edgerl's own initialisation when its runtime knows the architecture: the seed's adapter is then
+    // the tfjs engine's too (fresh-adapter.ts); otherwise PEFT's, drawn from the engine's generator.
+    const config = await loadModelConfig(this.#modelDir).catch(() => undefined);
+    if (config) {
+      const dir = await mkdtemp(join(tmpdir(), 'edgerl-fresh-adapter-'));
+      try {
+        await writeFreshAdapter(dir, config, start.settings, {
+          seed: start.seed,
+          baseModelNameOrPath: this.#modelDir,
+        });
+        return await this.#loadAdapter(dir);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    }
+    const { r, alpha, dropout, targets, useRslora, initA } = start.settings;
+    await this.#process.request('adapter-create', {
+      lora: { r, alpha, dropout, targets, use_rslora: useRslora, init_a: initA },
+      seed: start.seed,
+    });
+    return { r, alpha, targets };
+  }
+
+  async #loadAdapter(dir: string): Promise<AdapterShape> {
+    const reply = await this.#process.request('adapter-load', { dir });
     const lora = reply.result.lora as { r: number; alpha: number; targets: Projection[] };
     return { r: lora.r, alpha: lora.alpha, targets: lora.targets };
   }
