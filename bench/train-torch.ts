@@ -79,9 +79,10 @@ export async function benchTorchTrain(backend: SelectedBackend, models: readonly
         const opened = await TfjsEngine.open(modelDir, { workers: null, log: () => {} });
         tfjs = await engineRate(opened, steps).finally(() => opened.close());
       }
+      const perSecond = (rate: number) => (rate >= 1000 ? `${(rate / 1000).toFixed(1)}k` : rate.toFixed(0));
       const show = (rate: Rate | undefined) =>
         rate
-          ? `${rate.msPerStep.toFixed(0)} ms ${(rate.trainedPerSecond / 1000).toFixed(1)}k tok/s`
+          ? `${rate.msPerStep.toFixed(0)} ms ${perSecond(rate.trainedPerSecond)} tok/s`
           : 'n/a (wasm heap)';
       const directRate = {
         msPerStep: direct.ms_per_step,
