@@ -2,21 +2,12 @@
 // (CISPO, token-mean) over random sequences whose last half is trained, and the direct PyTorch step
 // (torch-engine's direct_step.py) run as a child. Bench-only.
 import { spawnSync } from 'node:child_process';
+import { projections } from '../model/hf-config.ts';
 import { createRng } from '../model/rng.ts';
 import { torchEnginePackageDir } from '../trainer/engine/torch/find-python.ts';
 import type { EngineStep, TrainEngine } from '../trainer/engine/train-engine.ts';
 import type { TrainingSequence } from '../trainer/engine/training-sequence.ts';
 import { clipDefaults } from '../trainer/grpo/loss-config.ts';
-
-export const allProjections = [
-  'q_proj',
-  'k_proj',
-  'v_proj',
-  'o_proj',
-  'gate_proj',
-  'up_proj',
-  'down_proj',
-] as const;
 
 /** A fresh adapter of rank `rank` (alpha 2r) on every projection, and AdamW over it. */
 export async function freshAdapter(engine: TrainEngine, rank: number): Promise<void> {
@@ -26,7 +17,7 @@ export async function freshAdapter(engine: TrainEngine, rank: number): Promise<v
       r: rank,
       alpha: 2 * rank,
       dropout: 0,
-      targets: [...allProjections],
+      targets: [...projections],
       useRslora: false,
       initA: 'kaiming-uniform',
     },

@@ -50,8 +50,10 @@ describe('edgerl demo usage', () => {
       }
       const line = lines.find((text) => text.startsWith(`  --${doc.flag} `));
       expect(line, doc.flag).toBeDefined();
+      // A flag with an environment variable names it first: `(or EDGERL_X; default …)`.
+      const opening = doc.env ? `(or ${doc.env}; default` : '(default';
       if (doc.arg !== undefined)
-        expect(line).toContain(`(default ${doc.shownDefault ?? formatDefault(defaultValue)}`);
+        expect(line).toContain(`${opening} ${doc.shownDefault ?? formatDefault(defaultValue)}`);
     }
     expect(usage).toMatch(/--rounds N .*\(default 16; --quick 1\)/);
     expect(Object.keys(demoCommand.options ?? {}).sort()).toEqual(

@@ -94,7 +94,7 @@ export function rlSteps(): StepSource {
  * before this cycle publishes another. A failure here is reported, never fatal: the cycle's own
  * publication reaches every replica it can anyway.
  */
-export async function catchUp(session: TrainerSession): Promise<void> {
+async function catchUp(session: TrainerSession): Promise<void> {
   const { config, deps } = session;
   try {
     const reports = await catchUpFleet({

@@ -80,25 +80,11 @@ export function sftSteps(hooks: SftHooks = {}): StepSource {
     // Demonstrations are not in the store: only stored trajectories get notes.
     keepNote: (trajectoryId) => /^[0-9a-f-]{36}$/.test(trajectoryId),
     async next({ session }, lineage, stepsTaken) {
-      const { config, deps } = session;
+      const { config } = session;
       if (!batch) {
         // Gathered at the first step, not before: a cycle that only publishes an earlier run's
         // checkpoint needs no data.
-        const rendered = buildBatch(session.tokenizer, await gatherData(session), {
-          vocabSize: session.engine.model.vocabSize,
-          maxTokens: session.maxTokens,
-        });
-        batch = hooks.prepare ? { ...rendered, sequences: rendered.sequences.map(hooks.prepare) } : rendered;
-        for (const skip of batch.skipped)
-          deps.progress.line(`${skip.trajectoryId} left out (${skip.reason}): ${skip.detail}`);
-        if (batch.sequences.length === 0) {
-          throw new Error(
-            `nothing to train on: no trajectory with ${config.sft.rewardField} reward ≥ ${config.sft.minReward}` +
-              `${config.sft.env ? ` in ${config.sft.env}` : ''}${config.sft.demonstrationsFile ? ' and no usable demonstration' : ''}` +
-              ' (lower --min-reward, try --sft-reward verifier, or pass --demonstrations FILE)',
-          );
-        }
-        deps.progress.line(`SFT on ${batch.sequences.length} sequence(s) for ${config.sft.epochs} epoch(s)`);
+        batch = await sftBatch(session, hooks);
         // A resumed lineage (a second --sft on the same adapter) gets other orders than its first run.
         orderSeed = config.seed + lineage.step;
         order = sftOrder(batch.sequences, orderSeed, epoch);
@@ -139,6 +125,27 @@ export function sftSteps(hooks: SftHooks = {}): StepSource {
       };
     },
   };
+}
+
+/** The chosen trajectories and demonstrations, rendered (and prepared); refuses an empty batch, saying why. */
+async function sftBatch(session: TrainerSession, hooks: SftHooks): Promise<BuiltBatch> {
+  const { config, deps } = session;
+  const rendered = buildBatch(session.tokenizer, await gatherData(session), {
+    vocabSize: session.engine.model.vocabSize,
+    maxTokens: session.maxTokens,
+  });
+  const batch = hooks.prepare ? { ...rendered, sequences: rendered.sequences.map(hooks.prepare) } : rendered;
+  for (const skip of batch.skipped)
+    deps.progress.line(`${skip.trajectoryId} left out (${skip.reason}): ${skip.detail}`);
+  if (batch.sequences.length === 0) {
+    throw new Error(
+      `nothing to train on: no trajectory with ${config.sft.rewardField} reward ≥ ${config.sft.minReward}` +
+        `${config.sft.env ? ` in ${config.sft.env}` : ''}${config.sft.demonstrationsFile ? ' and no usable demonstration' : ''}` +
+        ' (lower --min-reward, try --sft-reward verifier, or pass --demonstrations FILE)',
+    );
+  }
+  deps.progress.line(`SFT on ${batch.sequences.length} sequence(s) for ${config.sft.epochs} epoch(s)`);
+  return batch;
 }
 
 async function gatherData(session: TrainerSession): Promise<TrajectoryInput[]> {

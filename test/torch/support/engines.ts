@@ -4,7 +4,7 @@
 // Test-only.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Architecture } from '../../../model/hf-config.ts';
+import { type Architecture, projections } from '../../../model/hf-config.ts';
 import { loadModel } from '../../../model/policy-model.ts';
 import { createRng } from '../../../model/rng.ts';
 import { decodeSafetensors } from '../../../model/safetensors.ts';
@@ -35,22 +35,16 @@ export async function writeModel(dir: string, architecture: Architecture = 'qwen
 export async function writeStartAdapter(modelDir: string, dir: string, seed = 3): Promise<void> {
   const model = await loadModel(modelDir);
   try {
-    model.addAdapter('start', { r: 4, alpha: 8, initLoraWeights: false, targets: allProjections }, { seed });
+    model.addAdapter(
+      'start',
+      { r: 4, alpha: 8, initLoraWeights: false, targets: [...projections] },
+      { seed },
+    );
     await model.saveAdapter('start', dir);
   } finally {
     model.dispose();
   }
 }
-
-export const allProjections = [
-  'q_proj',
-  'k_proj',
-  'v_proj',
-  'o_proj',
-  'gate_proj',
-  'up_proj',
-  'down_proj',
-] as const;
 
 export function openTfjs(modelDir: string): Promise<TfjsEngine> {
   return TfjsEngine.open(modelDir, { workers: 1, log: () => {} });
