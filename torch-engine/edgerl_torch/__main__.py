@@ -82,11 +82,26 @@ def main(argv: list[str]) -> int:
         world = join_as_follower(options.rank, options.processes, options.backend)
         return leave(follow(Server(world, options.sharding)))
 
-    from .world import first_world
-
     world = first_world(options.processes, options.backend, options.sharding)
     code = serve(frames_in, frames_out, Server(world, options.sharding))
     return leave(code) if world.size > 1 else code
+
+
+def first_world(processes: int, backend: str | None, sharding: str):
+    """Rank 0's world: several ranks when asked and the requirements are met; otherwise this process
+    alone (then `hello` answers engine-requirements instead of a rank failing to start)."""
+    from . import requirements
+    from .world import SingleProcess
+
+    if processes == 1:
+        return SingleProcess()
+    found = requirements.problems()
+    if found:
+        print(f"edgerl_torch: not starting {processes} ranks: {requirements.message(found)}", file=sys.stderr)
+        return SingleProcess()
+    from .distributed import start_ranks
+
+    return start_ranks(processes, backend, sharding)
 
 
 def leave(code: int) -> NoReturn:

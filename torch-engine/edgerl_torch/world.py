@@ -2,10 +2,6 @@
 # (distributed.py). Leaves out how several are started and how they talk.
 from __future__ import annotations
 
-import sys
-
-from . import requirements
-
 
 class SingleProcess:
     """World size 1: every collective is the identity."""
@@ -35,17 +31,3 @@ class SingleProcess:
     def outcomes(self, failure: tuple[str, str] | None) -> list[tuple[str, str] | None]:
         """Every rank's (code, message) or None, in rank order, the same list on every rank."""
         return [failure]
-
-
-def first_world(processes: int, backend: str | None, sharding: str):
-    """Rank 0's world: several ranks when asked and the requirements are met; otherwise this process
-    alone (then `hello` answers engine-requirements instead of a rank failing to start)."""
-    if processes == 1:
-        return SingleProcess()
-    found = requirements.problems()
-    if found:
-        print(f"edgerl_torch: not starting {processes} ranks: {requirements.message(found)}", file=sys.stderr)
-        return SingleProcess()
-    from .distributed import start_ranks
-
-    return start_ranks(processes, backend, sharding)
