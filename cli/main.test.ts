@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { main } from './main.ts';
@@ -48,5 +49,29 @@ describe('edgerl dispatcher', () => {
     const badFlag = await run(['sql', '--bogus']);
     expect(badFlag.code).toBe(2);
     expect(badFlag.err).toMatch(/^edgerl sql: .*--bogus/);
+  });
+
+  it('prints the package version on --version and -v', async () => {
+    const { version } = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
+    for (const flag of ['--version', '-v']) {
+      const { code, out } = await run([flag]);
+      expect(code).toBe(0);
+      expect(out).toBe(`edgerl ${version}\n`);
+    }
+  });
+
+  it("reads `help <command>` as the command's --help, and a group's listing", async () => {
+    const direct = await run(['db', 'migrate', '--help']);
+    const viaHelp = await run(['help', 'db', 'migrate']);
+    expect(viaHelp.code).toBe(0);
+    expect(viaHelp.out).toBe(direct.out);
+    expect(viaHelp.out).not.toContain('Commands:');
+    const group = await run(['help', 'db']);
+    expect(group.code).toBe(0);
+    expect(group.out).toContain('Usage: edgerl db <command>');
+    const unknown = await run(['help', 'explode']);
+    expect(unknown.code).toBe(2);
   });
 });

@@ -1,5 +1,7 @@
 // `edgerl` command dispatcher: picks the command by its leading words, loads only that command's module,
-// parses flags strictly, prints --help, and turns every failure into one line on stderr with a non-zero exit.
+// parses flags strictly, prints --help (also as `help <command>`) and --version, and turns every failure
+// into one line on stderr with a non-zero exit.
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { type CommandInput, UsageError } from './command.ts';
 import { type CommandEntry, commands, findCommand } from './commands.ts';
@@ -9,6 +11,12 @@ export async function main(argv: string[], io: Partial<CommandInput> = {}): Prom
   const stdout = io.stdout ?? process.stdout;
   const stderr = io.stderr ?? process.stderr;
   const env = io.env ?? process.env;
+  if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
+    stdout.write(`edgerl ${packageVersion()}\n`);
+    return 0;
+  }
+  // `edgerl help db migrate` is `edgerl db migrate --help`, as git and npm read it.
+  if (argv[0] === 'help' && argv.length > 1) return main([...argv.slice(1), '--help'], io);
   const entry = findCommand(argv);
   if (!entry) {
     if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
@@ -60,6 +68,13 @@ export async function main(argv: string[], io: Partial<CommandInput> = {}): Prom
   }
 }
 
+/** The version in the package.json this CLI ships in (read once, when asked). */
+function packageVersion(): string {
+  const file = new URL('../package.json', import.meta.url);
+  const { version } = JSON.parse(readFileSync(file, 'utf8')) as { version: string };
+  return version;
+}
+
 function overview(): string {
   return `edgerl: agentic RL for TypeScript teams\n\n${listing('Usage: edgerl <command> [options]', commands)}`;
 }
@@ -67,7 +82,9 @@ function overview(): string {
 function listing(usage: string, list: readonly CommandEntry[]): string {
   const width = Math.max(...list.map((c) => c.name.join(' ').length));
   const lines = list.map((c) => `  ${c.name.join(' ').padEnd(width)}  ${c.summary}`);
-  return [`${usage}   (every command takes --help)`, '', 'Commands:', ...lines, ''].join('\n');
+  return [`${usage}   (every command takes --help; edgerl --version)`, '', 'Commands:', ...lines, ''].join(
+    '\n',
+  );
 }
 
 function isParseArgsError(error: unknown): boolean {
