@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { type CommandInput, UsageError } from './command.ts';
 import { type CommandEntry, commands, findCommand } from './commands.ts';
 import { errorMessageWithCause } from '../protocol/error-message.ts';
+import { redactSecrets } from '../protocol/redact-secrets.ts';
 
 export async function main(argv: string[], io: Partial<CommandInput> = {}): Promise<number> {
   const stdout = io.stdout ?? process.stdout;
@@ -63,7 +64,8 @@ export async function main(argv: string[], io: Partial<CommandInput> = {}): Prom
   } catch (error) {
     const usage = error instanceof UsageError || isParseArgsError(error);
     stderr.write(`edgerl ${entry.name.join(' ')}: ${oneLine(error)}\n`);
-    if (env.EDGERL_DEBUG && error instanceof Error && error.stack) stderr.write(`${error.stack}\n`);
+    if (env.EDGERL_DEBUG && error instanceof Error && error.stack)
+      stderr.write(`${redactSecrets(error.stack)}\n`);
     return usage ? 2 : 1;
   }
 }
@@ -91,7 +93,8 @@ function isParseArgsError(error: unknown): boolean {
   return error instanceof Error && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS');
 }
 
+/** The error as one line, credentials masked (a driver's message may quote a connection string). */
 function oneLine(error: unknown): string {
-  const message = errorMessageWithCause(error);
+  const message = redactSecrets(errorMessageWithCause(error));
   return message.replace(/\s*\n\s*/g, ' ').trim();
 }

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ConsoleSeed, hostileAnswer, seedConsoleStore } from '../test/support/seed-console.ts';
 import { openTestStore, type TestStore } from '../test/support/open-test-store.ts';
+import { KeyRing } from '../protocol/key-ring.ts';
 import { sessionSeconds } from './auth/session-token.ts';
 import { createConsoleServer } from './console-server.ts';
 
@@ -16,7 +17,7 @@ let clock = Date.parse('2026-12-01T00:00:00Z');
 const keysApp = () =>
   createConsoleServer({
     stores: { open: async () => ({ store: test.store, release: async () => {} }) },
-    access: { kind: 'keys', keys: ['other-key', key] },
+    access: { kind: 'keys', keys: new KeyRing({ admin: ['other-key', key] }) },
     now: () => clock,
     logError: () => {},
   });

@@ -5,6 +5,7 @@
 import { Hono, type MiddlewareHandler } from 'hono';
 import { consoleAuth } from './auth/console-auth.ts';
 import { randomSecret } from './auth/session-token.ts';
+import { GuessLimiter } from '../protocol/guess-limiter.ts';
 import type { ConsoleDeps, ConsoleEnv, ConsoleStores } from './console-env.ts';
 import { errorOutcome } from './console-error.ts';
 import { serverLinks } from './links.ts';
@@ -61,9 +62,12 @@ export function createConsoleApp(deps: ConsoleDeps) {
   const signOut = deps.access.kind === 'keys';
   const app = new Hono<ConsoleEnv>();
   app.use(securityHeaders());
-  app.use(consoleAuth({ access: deps.access, base, loopbackSecret: randomSecret(), now }));
+  const limiter = deps.limiter ?? new GuessLimiter();
+  const clientAddress = deps.clientAddress ?? (() => 'unknown');
+  const guard = { limiter, clientAddress, now };
+  app.use(consoleAuth({ access: deps.access, base, loopbackSecret: randomSecret(), ...guard }));
   app.route('/assets', assetRoutes());
-  app.route('/', signInRoutes({ access: deps.access, base, links, now }));
+  app.route('/', signInRoutes({ access: deps.access, base, links, ...guard }));
   app.use(withStore(deps.stores));
   app.route('/api', apiRoutes());
   app.route('/', actionRoutes({ links, signOut, base, ...(deps.fleet ? { fleet: deps.fleet } : {}) }));

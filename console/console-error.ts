@@ -9,7 +9,7 @@ export class ConsoleRequestError extends Error {
 }
 
 export interface ErrorOutcome {
-  readonly status: 400 | 404 | 409 | 500 | 503;
+  readonly status: 400 | 403 | 404 | 409 | 500 | 503;
   readonly code: string;
   readonly message: string;
   /** Whether the server log should have it (unexpected errors). */

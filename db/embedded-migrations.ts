@@ -144,4 +144,11 @@ export const embeddedMigrations: readonly EmbeddedMigration[] = [
     hash: '0f19029e8f9f33f32b649d636bad1f40678391c9667e97d5ff7b9983fed83171',
     sql: 'ALTER TABLE "training_steps" ADD COLUMN "started_at" timestamp with time zone;--> statement-breakpoint\nALTER TABLE "training_steps" ADD COLUMN "finished_at" timestamp with time zone;',
   },
+  {
+    tag: '0019_trajectory_writer',
+    folderMillis: 1796443531719,
+    breakpoints: true,
+    hash: '64eba25772f58f53f4e2eb4575bf04cedb030c9e40eed41e21fcd50e0ca42bc5',
+    sql: 'ALTER TABLE "trajectories" ADD COLUMN "writer" text DEFAULT \'client\' NOT NULL;--> statement-breakpoint\nALTER TABLE "trajectories" ADD COLUMN "key_digest" text;--> statement-breakpoint\nALTER TABLE "turns" ADD COLUMN "writer" text;--> statement-breakpoint\nALTER TABLE "trajectories" ADD CONSTRAINT "trajectories_writer_check" CHECK ("trajectories"."writer" in (\'runner\', \'client\', \'ingest\'));--> statement-breakpoint\nALTER TABLE "turns" ADD CONSTRAINT "turns_writer_check" CHECK ("turns"."writer" in (\'runner\', \'client\', \'ingest\'));--> statement-breakpoint\n-- Rows that already exist get the writer they had in effect: an ingested episode (it has an ingest key)\n-- is `ingest`; a rollout slot (a runner claimed it, it waits for one, or it carries the slot metadata\n-- edge/rollouts/rollout-metadata.ts writes) is `runner`; the rest stay `client`, without a key digest,\n-- so the agents recording into them keep writing with the id alone. Old turns keep a null writer.\nUPDATE "trajectories" SET "writer" = CASE\n  WHEN "ingest_key" IS NOT NULL THEN \'ingest\'\n  WHEN "runner" IS NOT NULL OR "lease_expires_at" IS NOT NULL OR ("group_id" IS NOT NULL AND "metadata" ? \'slot\') THEN \'runner\'\n  ELSE \'client\'\nEND;\n',
+  },
 ];

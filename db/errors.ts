@@ -15,6 +15,13 @@ export const storeErrorCodes = [
   'trajectory-closed',
   /** The caller no longer holds its lease on a group or an episode (it expired and another trainer or runner took it). */
   'lease-lost',
+  /**
+   * The trajectory is another writer's (docs/edge.md, "Who writes a trajectory"): a rollout runner's, or
+   * stored whole by an upload; nobody else appends to it or finishes it.
+   */
+  'trajectory-owned',
+  /** A client trajectory written without its trajectory key, or with another key. */
+  'trajectory-key',
   /** The caller does not hold the policy's lease (another trainer advances the policy): nothing is published. */
   'policy-lease-lost',
   /** The database lacks migrations this code needs; run `edgerl db migrate`. */
@@ -34,9 +41,11 @@ export const storeErrorStatus = {
   'history-mismatch': 409,
   'trajectory-closed': 409,
   'lease-lost': 409,
+  'trajectory-owned': 409,
+  'trajectory-key': 403,
   'policy-lease-lost': 409,
   'not-migrated': 503,
-} as const satisfies Record<StoreErrorCode, 400 | 404 | 409 | 503>;
+} as const satisfies Record<StoreErrorCode, 400 | 403 | 404 | 409 | 503>;
 
 export class StoreError extends Error {
   override readonly name = 'StoreError';

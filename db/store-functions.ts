@@ -8,6 +8,7 @@ import { appendTurn } from './store/append-turn.ts';
 import { appendFinalTurns, appendTurns } from './store/append-turns.ts';
 import { claimGroups } from './store/claim-groups.ts';
 import { countClaimableGroups } from './store/count-claimable-groups.ts';
+import { countQueuedEpisodes } from './store/count-queued-episodes.ts';
 import { createExperiment } from './store/create-experiment.ts';
 import { createGroup } from './store/create-group.ts';
 import { getDefaultVersion, resolvePolicyVersion, setDefaultVersion } from './store/default-version.ts';
@@ -42,6 +43,7 @@ import {
   servingReplicas,
 } from './store/publications.ts';
 import { markGroupUnscored, recordJudgeScores } from './store/record-judge-scores.ts';
+import { removePublication, routableVersions } from './store/routable-versions.ts';
 import { resolveVersionRef } from './store/resolve-version-ref.ts';
 import { rollbackDefaultVersion } from './store/rollback-default-version.ts';
 import { sameTaskAnswers } from './store/same-task-answers.ts';
@@ -90,6 +92,7 @@ export const storeFunctions = {
   beatTrajectories,
   releaseTrajectories,
   sweepTrajectories,
+  countQueuedEpisodes,
   // Scoring and training
   recordJudgeScores,
   markGroupUnscored,
@@ -129,6 +132,8 @@ export const storeFunctions = {
   listPublications,
   servableVersions,
   servingReplicas,
+  routableVersions,
+  removePublication,
   // Experiments
   createExperiment,
   getExperiment,

@@ -26,10 +26,13 @@ export type { TrainingRunStep } from './store/training-run-steps.ts';
 export type { AbExperimentListing } from './store/list-ab-experiments.ts';
 export { scorableStatuses } from './store/group-transitions.ts';
 export type { PublicationRow, ServingReplicas } from './store/publications.ts';
+export type { RoutableReason, RoutableVersions } from './store/routable-versions.ts';
 export type { SweepResult, SweepScope, SweptEpisode } from './store/sweep-trajectories.ts';
 export { sweepScopes } from './store/sweep-trajectories.ts';
 export type { TrajectoryClaim } from './store/claim-trajectory.ts';
 export type { TrajectoryLease } from './store/trajectory-leases.ts';
+export type { ClientKey, TrajectoryAccess } from './store/trajectory-access.ts';
+export { accessRefusal } from './store/trajectory-access.ts';
 export type { VersionSplitReward } from './store/version-split-rewards.ts';
 
 export const storeDrivers = ['pglite', 'node-postgres', 'neon'] as const;

@@ -1,15 +1,20 @@
 // The edge's Hono app, one for both runtimes: the Worker (edge/runtime/worker.ts) and Node (edge/runtime/node.ts)
 // build it with their own store provider and episode dispatcher. Every /v1 route needs a bearer API
-// key and gets a store; errors become JSON in the one onError below. The web console (console/) is
-// mounted at /console behind the same keys: a browser signs in with one and gets a session cookie.
-import { Hono } from 'hono';
+// key with the route's scope and gets a store; errors become JSON in the one onError below. The web
+// console (console/) is mounted at /console behind the admin keys: a browser signs in with one and
+// gets a session cookie. One guess limiter counts wrong keys on both.
+import { type Context, Hono } from 'hono';
 import { createConsoleApp } from '../console/console-app.ts';
+import { GuessLimiter } from '../protocol/guess-limiter.ts';
+import { KeyRing } from '../protocol/key-ring.ts';
 import type { EdgeEnv } from './app-env.ts';
 import type { CapabilityName } from './environments/capabilities.ts';
 import type { Environment } from './environments/environment.ts';
 import { ApiError } from './http/api-error.ts';
 import { errorResponse } from './http/error-response.ts';
+import { serverErrorLine } from './http/server-error-line.ts';
 import { bearerAuth } from './middleware/bearer-auth.ts';
+import { requireScope } from './middleware/require-scope.ts';
 import { withStore } from './middleware/with-store.ts';
 import { TrajectoryHeads } from './proxy/trajectory-heads.ts';
 import type { UpstreamEndpoint } from './proxy/upstream.ts';
@@ -21,7 +26,9 @@ import { proxyRoutes } from './routes/proxy.ts';
 import { episodeLeaseDefaults } from './rollouts/episode-leases.ts';
 import { rolloutRoutes } from './routes/rollouts.ts';
 import { trajectoryRoutes } from './routes/trajectories.ts';
+import { maskTrajectoryUrl, trajectoryUrlRoutes } from './routes/trajectory-url.ts';
 import type { StoreProvider } from './store-provider.ts';
+import { admissionDefaults, type EdgeBacklog } from './rollouts/admit-episodes.ts';
 
 export interface EdgeLimits {
   /** Largest POST /v1/rollouts body, in bytes. */
@@ -36,6 +43,10 @@ export interface EdgeLimits {
   readonly ssePollMs: number;
   /** Longest event stream before the client is asked to reconnect, in milliseconds. */
   readonly sseMaxMs: number;
+  /** Episodes waiting in this edge's queue above which a rollout is refused (429), Node only. */
+  readonly maxQueuedPerEdge: number;
+  /** A policy's rollout episodes queued or running (all edges) above which a rollout is refused (429). */
+  readonly maxQueuedPerPolicy: number;
 }
 
 export const defaultLimits: EdgeLimits = {
@@ -49,6 +60,8 @@ export const defaultLimits: EdgeLimits = {
   ssePollMs: 250,
   // Well under the time proxies and load balancers allow an idle-looking response.
   sseMaxMs: 10 * 60 * 1000,
+  // Why each: admit-episodes.ts.
+  ...admissionDefaults,
 };
 
 export interface EdgeDeps {
@@ -62,11 +75,20 @@ export interface EdgeDeps {
    * sends each call to a replica holding its model.
    */
   readonly fleet?: ReplicaRouter;
-  /** Bearer keys accepted on /v1 (at least one). */
+  /** Bearer keys with every scope, on /v1 and the console (at least one key in all). */
   readonly apiKeys: readonly string[];
+  /** Keys with the record scope only; and with the rollout scope (protocol/api-scope.ts). */
+  readonly recordKeys?: readonly string[];
+  readonly rolloutKeys?: readonly string[];
+  /** Counts wrong keys per client on /v1 and the console alike; default one of this app's own. */
+  readonly limiter?: GuessLimiter;
+  /** The request's client address for the limiter (the runtime's: socket peer, cf-connecting-ip); default "unknown". */
+  readonly clientAddress?: (c: Context) => string;
   /** The model requests get when they name no policy or experiment. */
   readonly defaultModel?: string;
   readonly limits?: Partial<EdgeLimits>;
+  /** This edge's episode queue, for admission (Node's in-process queue); absent in a Worker. */
+  readonly backlog?: () => EdgeBacklog;
   /**
    * Capabilities the episode runner behind this app provides; POST /v1/rollouts refuses (400) an
    * environment needing another. Absent: not checked (the episode then fails its setup instead).
@@ -85,12 +107,43 @@ export interface EdgeDeps {
 
 export function createApp(deps: EdgeDeps) {
   const limits: EdgeLimits = { ...defaultLimits, ...deps.limits };
-  const logError = deps.logError ?? ((error: unknown) => console.error('edgerl edge:', error));
+  // Expected 5xx (store unavailable) as one line, a bug with its stack (server-error-line.ts).
+  const logError =
+    deps.logError ?? ((error: unknown) => console.error(`edgerl edge: ${serverErrorLine(error)}`));
   // One of each per app (per isolate in a Worker): what the proxy and the router keep between requests.
+  const admission = {
+    limits: { maxQueuedPerEdge: limits.maxQueuedPerEdge, maxQueuedPerPolicy: limits.maxQueuedPerPolicy },
+    ...(deps.backlog ? { backlog: deps.backlog } : {}),
+  };
   const heads = new TrajectoryHeads();
   const routes = new RouteCache(deps.routeCacheMs ?? routeCacheMs);
+  const keys = new KeyRing({
+    admin: deps.apiKeys,
+    rollout: deps.rolloutKeys ?? [],
+    record: deps.recordKeys ?? [],
+  });
+  const limiter = deps.limiter ?? new GuessLimiter();
+  const clientAddress = deps.clientAddress ?? (() => 'unknown');
+  // One proxy, served on /v1 (API key, trajectory key in a header) and under the trajectory URL.
+  const proxy = proxyRoutes({
+    upstream: deps.upstream,
+    ...(deps.fleet ? { fleet: deps.fleet } : {}),
+    maxBodyBytes: limits.proxyBodyBytes,
+    logError: (error) => logError(error, new Request('http://edge/v1/chat/completions')),
+    heads,
+    routes,
+  });
   const v1 = new Hono<EdgeEnv>()
-    .use(bearerAuth({ keys: deps.apiKeys }))
+    .use(bearerAuth({ keys, limiter, clientAddress }))
+    // Each resource's scope (docs/edge.md, "API keys and scopes"); a resource not named needs admin.
+    .use(
+      requireScope('/v1', {
+        rollouts: 'rollout',
+        groups: 'rollout',
+        trajectories: 'record',
+        chat: 'record',
+      }),
+    )
     .use(withStore(deps.stores))
     .route(
       '/rollouts',
@@ -103,6 +156,7 @@ export function createApp(deps: EdgeDeps) {
         ...(deps.provides ? { provides: deps.provides } : {}),
         leaseSeconds: deps.episodeLeaseSeconds ?? episodeLeaseDefaults.leaseSeconds,
         routes,
+        admission,
       }),
     )
     .route(
@@ -113,6 +167,7 @@ export function createApp(deps: EdgeDeps) {
         ...(deps.fleet ? { fleet: deps.fleet } : {}),
         maxBodyBytes: limits.rolloutBodyBytes,
         routes,
+        admission,
       }),
     )
     .route(
@@ -128,42 +183,56 @@ export function createApp(deps: EdgeDeps) {
         routes,
       }),
     )
-    .route(
-      '/',
-      proxyRoutes({
-        upstream: deps.upstream,
-        ...(deps.fleet ? { fleet: deps.fleet } : {}),
-        maxBodyBytes: limits.proxyBodyBytes,
-        logError: (error) => logError(error, new Request('http://edge/v1/chat/completions')),
-        heads,
-        routes,
-      }),
-    );
+    .route('/', proxy);
 
   const app = new Hono<EdgeEnv>()
     .get('/health', (c) => c.json({ ok: true, service: 'edgerl-edge' }))
     .route('/v1', v1)
+    // The trajectory URL (docs/edge.md, "Who writes a trajectory"): its key is its credential, so it
+    // sits outside the bearer-key middleware. What it serves under /v1, one line each.
+    .route(
+      '/t/:key',
+      trajectoryUrlRoutes({
+        stores: deps.stores,
+        v1: [proxy],
+        maxBodyBytes: limits.trajectoryBodyBytes,
+        heads,
+      }),
+    )
     .get('/console/', (c) => c.redirect('/console', 302))
     .route(
       '/console',
       createConsoleApp({
         stores: deps.stores,
-        access: { kind: 'keys', keys: deps.apiKeys },
+        access: { kind: 'keys', keys },
+        limiter,
+        clientAddress,
         basePath: '/console',
         ...(deps.fleet ? { fleet: deps.fleet.replicas } : {}),
         logError: (error) => logError(error, new Request('http://edge/console')),
       }),
     );
   app.notFound((c) => {
-    const error = new ApiError('not-found', `no route for ${c.req.method} ${new URL(c.req.url).pathname}`);
+    const path = maskTrajectoryUrl(new URL(c.req.url).pathname);
+    const error = new ApiError('not-found', `no route for ${c.req.method} ${path}`);
     return c.json(errorResponse(error).body, 404);
   });
   app.onError((error, c) => {
     const response = errorResponse(error);
-    if (response.log) logError(error, c.req.raw);
+    // A trajectory URL's key is a credential: logged with it masked.
+    if (response.log) logError(error, loggedRequest(c.req.raw));
     return c.json(response.body, response.status as 400);
   });
   return app;
 }
 
 export type EdgeApp = ReturnType<typeof createApp>;
+
+/** The request as logs may see it: a /t/<key>/ path with its key masked. */
+function loggedRequest(request: Request): Request {
+  const url = new URL(request.url);
+  const masked = maskTrajectoryUrl(url.pathname);
+  if (masked === url.pathname) return request;
+  url.pathname = masked;
+  return new Request(url, { method: request.method });
+}

@@ -10,12 +10,23 @@ describe('edgeConfigFromEnv', () => {
         DEFAULT_MODEL: 'agent',
       }),
     ).toEqual({
-      upstream: { baseUrl: 'http://127.0.0.1:8000/v1', requestTokenIds: true, timeoutMs: 120_000 },
+      upstream: {
+        baseUrl: 'http://127.0.0.1:8000/v1',
+        requestTokenIds: true,
+        timeoutMs: 120_000,
+        maxReplyBytes: 1024 * 1024,
+      },
       apiKeys: ['k1', 'k2'],
+      recordKeys: [],
+      rolloutKeys: [],
+      trustedProxies: 0,
+      authMaxFailures: 5,
       defaultModel: 'agent',
       episodeConcurrency: 8,
       policyTimeoutMs: 120_000,
       episodes: { leaseSeconds: 60, sweepSeconds: 60, maxResumes: 3, maxAgeSeconds: 86_400 },
+      bounds: { maxToolCallsPerTurn: 16, toolBudgetMs: 60_000, maxReplyBytes: 1024 * 1024 },
+      admission: { maxQueuedPerEdge: 256, maxQueuedPerPolicy: 1024 },
     });
     const openai = edgeConfigFromEnv({
       INFERENCE_BASE_URL: 'https://api.openai.com/v1',
@@ -35,6 +46,7 @@ describe('edgeConfigFromEnv', () => {
       apiKey: 'sk-x',
       requestTokenIds: false,
       timeoutMs: 5000,
+      maxReplyBytes: 1024 * 1024,
     });
     expect(openai.episodeConcurrency).toBe(2);
     expect(openai.episodes).toEqual({ leaseSeconds: 5, sweepSeconds: 2, maxResumes: 0, maxAgeSeconds: 600 });
@@ -85,7 +97,12 @@ describe('edgeConfigFromEnv', () => {
       INFERENCE_BASE_URL: ' http://h/v1 ',
       INFERENCE_TOKEN_IDS: 'FALSE',
     });
-    expect(config.upstream).toEqual({ baseUrl: 'http://h/v1', requestTokenIds: false, timeoutMs: 120_000 });
+    expect(config.upstream).toEqual({
+      baseUrl: 'http://h/v1',
+      requestTokenIds: false,
+      timeoutMs: 120_000,
+      maxReplyBytes: 1024 * 1024,
+    });
     expect(config.episodeConcurrency).toBe(8);
   });
 
@@ -114,6 +131,10 @@ describe('edgeConfigFromEnv', () => {
       INFERENCE_TOKEN_IDS: true,
       INFERENCE_TIMEOUT_MS: 120_000,
       EDGE_API_KEYS: undefined,
+      EDGE_RECORD_KEYS: [],
+      EDGE_ROLLOUT_KEYS: [],
+      EDGE_AUTH_MAX_FAILURES: 5,
+      EDGE_TRUSTED_PROXIES: 0,
       DEFAULT_MODEL: undefined,
       SQL_DATABASE_URL: undefined,
       EPISODE_CONCURRENCY: 8,
@@ -122,6 +143,12 @@ describe('edgeConfigFromEnv', () => {
       EPISODE_MAX_RESUMES: 3,
       EPISODE_MAX_AGE_SECONDS: 86_400,
       EDGE_RUNNER: undefined,
+      EPISODE_MAX_TOOL_CALLS: 16,
+      EPISODE_TOOL_BUDGET_MS: 60_000,
+      EPISODE_MAX_REPLY_BYTES: 1024 * 1024,
+      POLICY_VOCAB_SIZE: undefined,
+      EDGE_MAX_QUEUED_EPISODES: 256,
+      POLICY_MAX_QUEUED_EPISODES: 1024,
     });
     // Each field is read from the variable it documents.
     for (const field of edgeConfigFields) expect(field.path).toEqual([field.doc.env]);

@@ -4,14 +4,26 @@
 import { z } from 'zod';
 import { configFields, documented, parseConfig } from '../protocol/config-docs.ts';
 import { ConfigError } from '../protocol/config-error.ts';
+import { guessLimitDefaults } from '../protocol/guess-limiter.ts';
 import type { UpstreamEndpoint } from './proxy/upstream.ts';
 import { parseReplicaList, replicaUrlProblem } from '../protocol/replica-url.ts';
 import type { FleetSettings } from './routing/replica-router.ts';
 import { type EpisodeLeaseSettings, episodeLeaseDefaults } from './rollouts/episode-leases.ts';
+import { episodeBoundDefaults } from './episode/episode-defaults.ts';
+import { type AdmissionLimits, admissionDefaults } from './rollouts/admit-episodes.ts';
 
 export interface EdgeConfig {
   readonly upstream: UpstreamEndpoint;
+  /** Keys with every scope (EDGE_API_KEYS): the console, and all of /v1. */
   readonly apiKeys: readonly string[];
+  /** Keys with the record scope only (EDGE_RECORD_KEYS); absent: none. */
+  readonly recordKeys?: readonly string[];
+  /** Keys with the rollout scope, which includes record (EDGE_ROLLOUT_KEYS); absent: none. */
+  readonly rolloutKeys?: readonly string[];
+  /** Proxies in front of the edge whose X-Forwarded-For it trusts (protocol/client-address.ts); absent: 0. */
+  readonly trustedProxies?: number;
+  /** Wrong keys a client may send per minute before it is blocked (protocol/guess-limiter.ts); absent: its default. */
+  readonly authMaxFailures?: number;
   readonly defaultModel?: string;
   /** Node only: episodes running at once in the in-process queue. */
   readonly episodeConcurrency: number;
@@ -25,6 +37,17 @@ export interface EdgeConfig {
   readonly runner?: string;
   /** The inference fleet (INFERENCE_REPLICAS); absent: the one endpoint of `upstream`. */
   readonly fleet?: FleetSettings;
+  /** What one policy reply may hold and cost (docs/edge.md, "Bounds"); absent: episodeBoundDefaults. */
+  readonly bounds?: EpisodeBounds;
+  /** Rollout admission (admit-episodes.ts); absent: admissionDefaults. */
+  readonly admission?: AdmissionLimits;
+}
+
+export interface EpisodeBounds {
+  readonly maxToolCallsPerTurn: number;
+  readonly toolBudgetMs: number;
+  readonly maxReplyBytes: number;
+  readonly vocabSize?: number;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -45,6 +68,15 @@ const baseUrlMessage = (issue: { input: unknown }) =>
   `must be an http(s) URL such as ${localInferenceUrl}, got "${typeof issue.input === 'string' ? issue.input : ''}"`;
 
 const apiKeysMessage = 'must hold at least one key (comma-separated); clients send it as a bearer token';
+
+/** A comma-separated key list, blanks dropped (EDGE_API_KEYS' parsing, for the scoped lists too). */
+const keyList = () =>
+  z.string().transform((text) =>
+    text
+      .split(',')
+      .map((key) => key.trim())
+      .filter((key) => key.length > 0),
+  );
 
 const section = 'Edge (the Worker reads the same variables)';
 
@@ -125,12 +157,48 @@ export const edgeConfigSchema = z
         )
         .pipe(z.array(z.string()).min(1, { error: apiKeysMessage })),
       {
-        doc: 'bearer keys clients must send to /v1, comma-separated',
+        doc: 'bearer keys with every scope (admin: all of /v1 and the console), comma-separated',
         shownDefault: 'in Node, a random key, printed',
         flag: 'api-key',
         arg: 'KEY',
         env: 'EDGE_API_KEYS',
         section,
+      },
+    ),
+    EDGE_RECORD_KEYS: documented(keyList().default([]), {
+      doc: 'bearer keys with the record scope only: the recording proxy, client trajectories, ingest, reading trajectories',
+      shownDefault: 'none',
+      env: 'EDGE_RECORD_KEYS',
+    }),
+    EDGE_ROLLOUT_KEYS: documented(keyList().default([]), {
+      doc: 'bearer keys with the rollout scope: POST /v1/rollouts, /v1/groups, and everything record may do',
+      shownDefault: 'none',
+      env: 'EDGE_ROLLOUT_KEYS',
+    }),
+    EDGE_AUTH_MAX_FAILURES: documented(positiveIntText().default(guessLimitDefaults.maxFailures), {
+      doc: 'wrong API keys a client address may send within a minute before it gets 429 (backoff doubling to 15 min)',
+      source:
+        'a person retrying a mistyped key gets there in five; a guesser gets five a minute, not hundreds a second',
+      env: 'EDGE_AUTH_MAX_FAILURES',
+    }),
+    EDGE_TRUSTED_PROXIES: documented(
+      z
+        .string()
+        .transform((raw, context) => {
+          const value = Number(raw);
+          if (Number.isInteger(value) && value >= 0 && value <= 10) return value;
+          context.issues.push({
+            code: 'custom',
+            input: raw,
+            message: `must be a whole number of proxies from 0 to 10, got "${raw}"`,
+          });
+          return z.NEVER;
+        })
+        .default(0),
+      {
+        doc: "proxies in front of the edge that append X-Forwarded-For; the limiter's client address is the entry that many hops from the right",
+        source: 'none trusted: a client could write any address into the header and dodge the limiter',
+        env: 'EDGE_TRUSTED_PROXIES',
       },
     ),
     DEFAULT_MODEL: documented(z.string().optional(), {
@@ -208,6 +276,36 @@ export const edgeConfigSchema = z
       env: 'EDGE_RUNNER',
       section,
     }),
+    EPISODE_MAX_TOOL_CALLS: documented(positiveIntText().default(episodeBoundDefaults.maxToolCallsPerTurn), {
+      doc: "tool calls run per assistant turn; the rest of a reply's calls get one refusal observation",
+      source: 'more than any shipped environment makes in a turn (they make one or two)',
+      env: 'EPISODE_MAX_TOOL_CALLS',
+    }),
+    EPISODE_TOOL_BUDGET_MS: documented(positiveIntText().default(episodeBoundDefaults.toolBudgetMs), {
+      doc: 'tool (SQL sandbox) time one episode may spend, in ms; past it calls get a refusal observation',
+      source: "six full tool timeouts (10 s each); sql-agent's eight turns of ordinary queries take seconds",
+      env: 'EPISODE_TOOL_BUDGET_MS',
+    }),
+    EPISODE_MAX_REPLY_BYTES: documented(positiveIntText().default(episodeBoundDefaults.maxReplyBytes), {
+      doc: 'bytes of one policy reply (content + tool-call arguments); a larger one ends the episode error; the policy client and the recording proxy stop reading a response body at 32× it',
+      source: 'the default 512 completion tokens are ~2 KB; a 32k-token turn is under 200 KB',
+      env: 'EPISODE_MAX_REPLY_BYTES',
+    }),
+    POLICY_VOCAB_SIZE: documented(positiveIntText().optional(), {
+      doc: "the policy's vocabulary size: a sampled token id must be below it (the model's config.json vocab_size)",
+      shownDefault: 'unset: ids are only held below 2^31 (the int4 column)',
+      env: 'POLICY_VOCAB_SIZE',
+    }),
+    EDGE_MAX_QUEUED_EPISODES: documented(positiveIntText().default(admissionDefaults.maxQueuedPerEdge), {
+      doc: "Node: episodes waiting in this edge's queue above which POST /v1/rollouts answers 429 with Retry-After",
+      source: 'one largest group (256) fits; about 16 minutes of work at the default concurrency',
+      env: 'EDGE_MAX_QUEUED_EPISODES',
+    }),
+    POLICY_MAX_QUEUED_EPISODES: documented(positiveIntText().default(admissionDefaults.maxQueuedPerPolicy), {
+      doc: "a policy's rollout episodes queued or running (all edges, in the store) above which POST /v1/rollouts and /v1/groups answer 429",
+      source: "four edges' queues",
+      env: 'POLICY_MAX_QUEUED_EPISODES',
+    }),
   })
   .transform(
     (env): EdgeConfig => ({
@@ -217,8 +315,13 @@ export const edgeConfigSchema = z
         ...(env.INFERENCE_API_KEY ? { apiKey: env.INFERENCE_API_KEY } : {}),
         requestTokenIds: env.INFERENCE_TOKEN_IDS,
         timeoutMs: env.INFERENCE_TIMEOUT_MS,
+        maxReplyBytes: env.EPISODE_MAX_REPLY_BYTES,
       },
       apiKeys: env.EDGE_API_KEYS,
+      recordKeys: env.EDGE_RECORD_KEYS,
+      rolloutKeys: env.EDGE_ROLLOUT_KEYS,
+      trustedProxies: env.EDGE_TRUSTED_PROXIES,
+      authMaxFailures: env.EDGE_AUTH_MAX_FAILURES,
       ...(env.DEFAULT_MODEL ? { defaultModel: env.DEFAULT_MODEL } : {}),
       episodeConcurrency: env.EPISODE_CONCURRENCY,
       policyTimeoutMs: env.INFERENCE_TIMEOUT_MS,
@@ -230,6 +333,16 @@ export const edgeConfigSchema = z
         maxAgeSeconds: env.EPISODE_MAX_AGE_SECONDS,
       },
       ...(env.EDGE_RUNNER ? { runner: env.EDGE_RUNNER } : {}),
+      bounds: {
+        maxToolCallsPerTurn: env.EPISODE_MAX_TOOL_CALLS,
+        toolBudgetMs: env.EPISODE_TOOL_BUDGET_MS,
+        maxReplyBytes: env.EPISODE_MAX_REPLY_BYTES,
+        ...(env.POLICY_VOCAB_SIZE !== undefined ? { vocabSize: env.POLICY_VOCAB_SIZE } : {}),
+      },
+      admission: {
+        maxQueuedPerEdge: env.EDGE_MAX_QUEUED_EPISODES,
+        maxQueuedPerPolicy: env.POLICY_MAX_QUEUED_EPISODES,
+      },
       ...(env.INFERENCE_REPLICAS && env.INFERENCE_REPLICAS.length > 0
         ? { fleet: { replicas: env.INFERENCE_REPLICAS, cacheMs: env.FLEET_CACHE_MS } }
         : {}),

@@ -9,6 +9,9 @@ export const toolErrorMeanings = {
   'tool-error': 'the tool threw',
   'tool-timeout': 'the tool ran past its timeout',
   refused: 'the tool declined on purpose (e.g. a write query)',
+  'call-limit':
+    "not run: the reply made more tool calls than a turn may run (the edge's maxToolCallsPerTurn)",
+  'tool-budget': "not run: the episode had spent its tool time (the edge's toolBudgetMs)",
 } as const;
 export type ToolErrorCode = keyof typeof toolErrorMeanings;
 

@@ -6,6 +6,7 @@ import { toolCallSchema } from './chat.ts';
 import { toolErrorCodes } from './tool-error-code.ts';
 import { turnMetadataSchema } from './turn-metadata.ts';
 import { TURN_SCHEMA_VERSION } from './turn-version.ts';
+import { turnValueIssues } from './validate-turns.ts';
 
 const tokenIds = z.array(z.number().int().nonnegative());
 
@@ -57,6 +58,10 @@ export const turnInputSchema = z
     }
     if (turn.toolCalls && turn.role !== 'assistant') {
       ctx.addIssue({ code: 'custom', path: ['toolCalls'], message: 'only assistant turns carry tool calls' });
+    }
+    // Token ids in int4, logprobs in [−9999, 0]: every writer's one rule (validate-turns.ts).
+    for (const issue of turnValueIssues(turn)) {
+      ctx.addIssue({ code: 'custom', path: [...issue.path], message: issue.message });
     }
   });
 export type TurnInput = z.input<typeof turnInputSchema>;

@@ -90,6 +90,34 @@ export const revokedFunctionNames = [
   // WAL and catalog writes open to PUBLIC.
   'pg_logical_emit_message',
   'pg_import_system_collations',
+  // Transaction ids and snapshots: each call assigns a real xid even in a read-only transaction (a
+  // flood of them brings the server towards wraparound, PostgreSQL manual §24.1.5), and an exported
+  // snapshot is state another session can import (§9.28.5 "Snapshot Synchronization Functions").
+  'txid_current',
+  'pg_current_xact_id',
+  'pg_export_snapshot',
+  // The function behind pg_locks: every session's locks (revokedCatalogRelations closes the view).
+  'pg_lock_status',
+] as const;
+
+/**
+ * Catalog tables and views PUBLIC may read that describe the server beyond the shop: its databases,
+ * its roles and memberships, and other sessions (their locks, their connections). No task needs
+ * them. pg_authid and pg_shadow are closed to PUBLIC already. A view runs with its owner's rights,
+ * so the views over pg_database and the session functions are closed one by one.
+ */
+export const revokedCatalogRelations = [
+  'pg_database',
+  'pg_stat_database',
+  'pg_stat_database_conflicts',
+  'pg_roles',
+  'pg_user',
+  'pg_group',
+  'pg_auth_members',
+  'pg_locks',
+  'pg_stat_activity',
+  'pg_stat_ssl',
+  'pg_stat_gssapi',
 ] as const;
 
 /** `"name"` with inner quotes doubled: a safe SQL identifier for any role or database name. */
@@ -120,8 +148,8 @@ export function readerGrantStatements(role: string, database: string, defaults: 
     'REVOKE USAGE ON LANGUAGE plpgsql FROM PUBLIC',
     `GRANT USAGE ON SCHEMA sample TO ${r}`,
     `GRANT SELECT ON ALL TABLES IN SCHEMA sample TO ${r}`,
-    // Other sessions' query text, through the views as well as their functions.
-    'REVOKE SELECT ON pg_catalog.pg_stat_activity FROM PUBLIC',
+    // Other sessions' query text and locks, the server's databases and roles (revokedCatalogRelations).
+    ...revokedCatalogRelations.map((relation) => `REVOKE SELECT ON pg_catalog.${relation} FROM PUBLIC`),
     `ALTER ROLE ${r} IN DATABASE ${d} SET default_transaction_read_only = on`,
     `ALTER ROLE ${r} IN DATABASE ${d} SET search_path = sample`,
     `ALTER ROLE ${r} IN DATABASE ${d} SET statement_timeout = ${defaults.statementTimeoutMs}`,
@@ -158,4 +186,10 @@ export const stillExecutableQuery = `select p.oid::regprocedure::text as signatu
   from pg_catalog.pg_proc p
  where p.pronamespace = 'pg_catalog'::regnamespace and p.proname = any($1::text[])
    and pg_catalog.has_function_privilege($2, p.oid, 'execute')
+ order by 1`;
+
+/** Relations from `revokedCatalogRelations` the role may still read: empty when the revokes took. */
+export const stillReadableQuery = `select c.relname
+  from unnest($1::text[]) as c(relname)
+ where pg_catalog.has_table_privilege($2, 'pg_catalog.' || pg_catalog.quote_ident(c.relname), 'select')
  order by 1`;

@@ -13,6 +13,11 @@ export const completionRequestSchema = z.object({
   prompt: z.union([z.string().min(1), tokenIds, z.array(z.union([z.string().min(1), tokenIds])).min(1)]),
   max_tokens: z.number().int().min(1).nullish(),
   logprobs: z.number().int().min(0).nullish(),
+  /**
+   * vLLM's extension: per prompt token, its logprob and those of the `prompt_logprobs` most likely
+   * tokens there (prompt-logprobs.ts); refused with a stream, as vLLM refuses it.
+   */
+  prompt_logprobs: z.number().int().min(0).max(20).nullish(),
   /** vLLM: whether the tokenizer adds special tokens (e.g. BOS) to string prompts. */
   add_special_tokens: z.boolean().nullish(),
   suffix: z
@@ -29,6 +34,8 @@ export interface CompletionRequest {
   readonly prompts: readonly CompletionPrompt[];
   readonly maxTokens: number;
   readonly addSpecialTokens: boolean;
+  /** Alternatives per prompt token under `prompt_logprobs`; undefined when not asked for. */
+  readonly promptLogprobs: number | undefined;
   readonly settings: GenerationSettings;
 }
 
@@ -42,6 +49,9 @@ export function parseCompletionRequest(body: unknown, vocabSize: number): Comple
     throw new ServeError('bad-request', formatIssues(parsed.error), first?.path.join('.') || null);
   }
   const request = parsed.data;
+  if (request.prompt_logprobs != null && request.stream) {
+    throw new ServeError('bad-request', 'Prompt_logprobs are not available when stream is enabled', 'stream');
+  }
   const raw = request.prompt;
   const list: (string | number[])[] =
     typeof raw === 'string' || typeof raw[0] === 'number'
@@ -55,6 +65,7 @@ export function parseCompletionRequest(body: unknown, vocabSize: number): Comple
     prompts,
     maxTokens: request.max_tokens ?? defaultCompletionMaxTokens,
     addSpecialTokens: request.add_special_tokens ?? true,
+    promptLogprobs: request.prompt_logprobs ?? undefined,
     settings: resolveSettings(
       request,
       { enabled: request.logprobs != null, top: request.logprobs ?? 0 },

@@ -4,6 +4,7 @@
 import { usage } from './chat-response.ts';
 import { completionLogprobs, type TokenNaming } from './logprobs-format.ts';
 import type { ChoiceRun, ChoiceUpdate } from './run-choices.ts';
+import type { PromptLogprobs } from './prompt-logprobs.ts';
 import type { GenerationSettings } from './sampling-fields.ts';
 
 export interface CompletionContext {
@@ -14,6 +15,8 @@ export interface CompletionContext {
   readonly promptIds: readonly (readonly number[])[];
   readonly settings: GenerationSettings;
   readonly naming: TokenNaming;
+  /** Under `prompt_logprobs`: each prompt's, by prompt index (vLLM repeats them on each of its choices). */
+  readonly promptLogprobs?: readonly PromptLogprobs[];
 }
 
 function promptTokens(context: CompletionContext): number {
@@ -33,6 +36,7 @@ export function completionBody(context: CompletionContext, choices: readonly Cho
       logprobs: settings.logprobs ? completionLogprobs(output.samples, context.naming, 0) : null,
       finish_reason: output.finishReason,
       stop_reason: output.stopReason,
+      prompt_logprobs: context.promptLogprobs?.[promptIndex] ?? null,
       prompt_token_ids: settings.returnTokenIds ? [...(context.promptIds[promptIndex] ?? [])] : null,
       token_ids: settings.returnTokenIds ? [...output.tokenIds] : null,
     })),

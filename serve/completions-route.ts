@@ -4,6 +4,7 @@
 import { Hono } from 'hono';
 import { parseCompletionRequest } from './completion-request.ts';
 import { type CompletionContext, CompletionChunks, completionBody } from './completion-response.ts';
+import { promptLogprobs } from './prompt-logprobs.ts';
 import { runChoices } from './run-choices.ts';
 import { resolveMaxTokens } from './sampling-fields.ts';
 import { readJsonBody, requestId, type ServeContext, unixSeconds } from './serve-context.ts';
@@ -40,6 +41,22 @@ export function completionsRoute(serve: ServeContext): Hono {
       }),
     }));
     const { settings } = request;
+    // Before the choices run: one forward pass per prompt, between decode steps (engine.ts).
+    const top = request.promptLogprobs;
+    const scored =
+      top === undefined
+        ? undefined
+        : await Promise.all(
+            promptIds.map(async (ids) =>
+              promptLogprobs(
+                await serve.engine.promptLogits(request.model, ids),
+                ids,
+                serve.vocabSize,
+                top,
+                (id) => serve.tokenizer.decodeToken(id),
+              ),
+            ),
+          );
     const { choices, updates } = runChoices(serve.engine, serve.tokenizer, serve.vocabSize, {
       model: request.model,
       prompts,
@@ -53,6 +70,7 @@ export function completionsRoute(serve: ServeContext): Hono {
       promptIds,
       settings,
       naming: { tokenizer: serve.tokenizer, tokensAsTokenIds: settings.tokensAsTokenIds },
+      ...(scored ? { promptLogprobs: scored } : {}),
     };
     if (!settings.stream) {
       for await (const _ of updates) {

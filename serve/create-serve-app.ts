@@ -4,6 +4,7 @@
 // serve-model.ts binds it to Node.
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { GuessLimiter } from '../protocol/guess-limiter.ts';
 import { apiKeyAuth } from './api-key-auth.ts';
 import { chatCompletionsRoute } from './chat-completions-route.ts';
 import { completionsRoute } from './completions-route.ts';
@@ -14,7 +15,10 @@ import { errorBody, ServeError } from './serve-error.ts';
 
 export function createServeApp(serve: ServeContext): Hono {
   const app = new Hono();
-  if (serve.apiKey) app.use('/v1/*', apiKeyAuth(serve.apiKey));
+  if (serve.apiKey) {
+    const limiter = serve.limiter ?? new GuessLimiter({ log: (line) => console.warn(line) });
+    app.use('/v1/*', apiKeyAuth({ apiKey: serve.apiKey, limiter }));
+  }
   // Hono's limit checks Content-Length and counts streamed bytes, so a huge body is refused before it
   // is buffered (an unlimited one was read whole: 300 MB took 30 s and kept 3 GB resident).
   app.use(

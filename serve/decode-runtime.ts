@@ -21,6 +21,11 @@ export interface DecodeRuntime {
   loadAdapter(key: string, path: string): Promise<void>;
   /** Frees an adapter no row uses any more. */
   removeAdapter(key: string): void;
+  /**
+   * The logits at every position of one prompt, T × V (vLLM's `prompt_logprobs`): a forward pass
+   * of its own, outside the batch, so the rows decoding keep their cache.
+   */
+  promptLogits(row: DecodeRowSpec): Promise<Float32Array>;
   /** Prefills `rows` after the current ones; their next-token logits, rows × V. */
   add(rows: readonly DecodeRowSpec[]): Promise<Float32Array>;
   /** Feeds `tokens[b]` to row b; every row's next-token logits, B × V. */
@@ -52,6 +57,17 @@ export class LocalDecodeRuntime implements DecodeRuntime {
 
   removeAdapter(key: string): void {
     this.model.removeAdapter(key);
+  }
+
+  async promptLogits(row: DecodeRowSpec): Promise<Float32Array> {
+    const logits = this.model.forwardLogits([[...row.prompt]], {
+      adapter: row.adapterKey,
+    }); // [1, T, V]
+    try {
+      return (await logits.data()) as Float32Array;
+    } finally {
+      logits.dispose();
+    }
   }
 
   add(rows: readonly DecodeRowSpec[]): Promise<Float32Array> {

@@ -11,11 +11,14 @@ import type { DecodeRuntime } from './decode-runtime.ts';
 import { type RowSampling, type SampledToken, sampleRow } from './row-sampler.ts';
 import { type BatchLimits, planAdmission } from './scheduler.ts';
 import { ServeError } from './serve-error.ts';
+import type { ServeFault } from './serve-fault.ts';
 import { errorMessage } from '../protocol/error-message.ts';
 
 export interface EngineOptions extends BatchLimits {
   /** Longest sequence (prompt + output) served: vLLM's max_model_len. */
   readonly maxModelLen: number;
+  /** A fault hook for tests (serve-fault.ts); absent in service. */
+  readonly fault?: ServeFault;
 }
 
 export type EngineEnd =
@@ -113,6 +116,27 @@ export class ServeEngine {
     this.notify();
   }
 
+  /**
+   * The logits at every position of `promptIds` under `model` (T × V), for vLLM's `prompt_logprobs`:
+   * run between decode steps like an adapter load, the adapter leased meanwhile.
+   */
+  promptLogits(model: string | undefined, promptIds: readonly number[]): Promise<Float32Array> {
+    const target = this.registry.resolve(model);
+    const entry = target.kind === 'adapter' ? target.entry : undefined;
+    if (entry) this.registry.lease(entry);
+    return this.enqueue(() =>
+      this.runtime.promptLogits({ prompt: promptIds, adapterKey: this.adapterKey(entry) }),
+    ).finally(() => {
+      if (entry && this.registry.release(entry)) this.runtime.removeAdapter(entry.key);
+    });
+  }
+
+  /** The runtime key a row under `entry` decodes with; the base model under the fault hook. */
+  private adapterKey(entry: AdapterEntry | undefined): string | null {
+    if (!entry || this.options.fault === 'base-under-adapter-name') return null;
+    return entry.key;
+  }
+
   /** Loads a PEFT adapter directory as `name` (vLLM's /v1/load_lora_adapter), between decode steps. */
   loadAdapter(name: string, path: string, options: { inplace?: boolean } = {}): Promise<void> {
     return this.enqueue(async () => {
@@ -190,9 +214,9 @@ export class ServeEngine {
     for (const op of this.control.splice(0)) void op();
   }
 
-  private enqueue(op: () => Promise<void>): Promise<void> {
+  private enqueue<T>(op: () => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(new ServeError('unavailable', 'the server is shutting down'));
-    return new Promise((resolve, reject) => {
+    return new Promise<T>((resolve, reject) => {
       this.control.push(() =>
         (this.closed
           ? Promise.reject(new ServeError('unavailable', 'the server is shutting down'))
@@ -255,7 +279,7 @@ export class ServeEngine {
   private async prefill(joining: Row[]): Promise<void> {
     this.running.push(...joining);
     const logits = await this.runtime.add(
-      joining.map((row) => ({ prompt: row.sequence.promptIds, adapterKey: row.entry?.key ?? null })),
+      joining.map((row) => ({ prompt: row.sequence.promptIds, adapterKey: this.adapterKey(row.entry) })),
     );
     this.counters.prefills += 1;
     this.counters.prefillRows += joining.length;

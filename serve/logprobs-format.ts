@@ -5,6 +5,7 @@
 // character has text U+FFFD but its true bytes). −∞ prints as −9999.0, as vLLM clamps it for JSON.
 import type { ChatTokenizer } from '../model/tokenizer/index.ts';
 import type { SampledToken, TokenLogprob } from './row-sampler.ts';
+import { minLogprob } from '../protocol/validate-turns.ts';
 
 export interface TokenNaming {
   readonly tokenizer: ChatTokenizer;
@@ -28,9 +29,9 @@ export interface CompletionLogprobs {
   text_offset: number[];
 }
 
-/** vLLM's floor for logprobs in JSON (−∞ is not JSON). */
+/** vLLM's floor for logprobs in JSON (−∞ is not JSON); the lowest logprob the store takes. */
 export function finiteLogprob(value: number): number {
-  return Math.max(value, -9999);
+  return Math.max(value, minLogprob);
 }
 
 export function tokenText(id: number, naming: TokenNaming): string {

@@ -2,6 +2,7 @@
 // the model), the tokenizer, and what /v1/models reports. Plus the two helpers the routes share.
 import type { Context } from 'hono';
 import type { ChatTokenizer } from '../model/tokenizer/index.ts';
+import type { GuessLimiter } from '../protocol/guess-limiter.ts';
 import type { ServeEngine } from './engine.ts';
 import { ServeError } from './serve-error.ts';
 import { errorMessage } from '../protocol/error-message.ts';
@@ -21,6 +22,8 @@ export interface ServeContext {
   readonly created: number;
   /** Clients must send `Authorization: Bearer <apiKey>` on /v1 routes when set. */
   readonly apiKey?: string;
+  /** Counts wrong API keys per client (429 once over); default one of this app's own, logging to stderr. */
+  readonly limiter?: GuessLimiter;
   /** Largest request body in bytes (serve-config.ts `maxBodyBytes`); larger ones get 413. */
   readonly maxBodyBytes: number;
 }

@@ -9,11 +9,12 @@ export type ServeErrorCode =
   | 'unauthorized'
   | 'not-found'
   | 'payload-too-large'
+  | 'too-many-requests'
   | 'unavailable'
   | 'internal';
 
 interface CodeSpec {
-  readonly status: 400 | 401 | 404 | 413 | 503 | 500;
+  readonly status: 400 | 401 | 404 | 413 | 429 | 503 | 500;
   /** vLLM's `type` field for this status. */
   readonly type: string;
 }
@@ -25,6 +26,8 @@ export const serveErrorCodes = {
   // vLLM has no body limit of its own; its create_error_response defaults `type` to BadRequestError
   // whatever the status, so that is what a client of vLLM would see for a refused request.
   'payload-too-large': { status: 413, type: 'BadRequestError' },
+  // OpenAI's type for 429 (its SDK raises RateLimitError); vLLM has no rate limit of its own.
+  'too-many-requests': { status: 429, type: 'RateLimitError' },
   unavailable: { status: 503, type: 'ServiceUnavailableError' },
   internal: { status: 500, type: 'InternalServerError' },
 } satisfies Record<ServeErrorCode, CodeSpec>;

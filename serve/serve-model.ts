@@ -11,15 +11,21 @@ import { serverKeepAliveMs } from '../protocol/keep-alive.ts';
 import { type BackendChoice, selectBackend } from '../model/backend.ts';
 import { loadModel, loadModelConfig } from '../model/policy-model.ts';
 import { loadTokenizer } from '../model/tokenizer/index.ts';
+import { GuessLimiter } from '../protocol/guess-limiter.ts';
 import { createServeApp } from './create-serve-app.ts';
 import { type DecodeRuntime, LocalDecodeRuntime } from './decode-runtime.ts';
 import { ServeEngine } from './engine.ts';
 import { type ServeConfigInput, resolveServeConfig } from './serve-config.ts';
+import type { ServeFault } from './serve-fault.ts';
 import { unixSeconds } from './serve-context.ts';
 import { WorkerDecodeRuntime } from './workers/worker-decode-runtime.ts';
 
 /** The config's input (serve-config.ts: each field's doc and default), and where log lines go. */
-export type ServeModelOptions = ServeConfigInput & { readonly log?: (line: string) => void };
+export type ServeModelOptions = ServeConfigInput & {
+  readonly log?: (line: string) => void;
+  /** A fault hook for tests (serve-fault.ts: EDGERL_SERVE_FAULT); never set in service. */
+  readonly fault?: ServeFault;
+};
 
 export interface ServingModel {
   /** e.g. http://127.0.0.1:8000 (append /v1 for OpenAI clients). */
@@ -54,7 +60,7 @@ async function openRuntime(
   return WorkerDecodeRuntime.start({ workers, backend, modelDir, config, fillRows });
 }
 
-export async function serveModel({ log: logTo, ...input }: ServeModelOptions): Promise<ServingModel> {
+export async function serveModel({ log: logTo, fault, ...input }: ServeModelOptions): Promise<ServingModel> {
   const options = resolveServeConfig(input);
   const log = logTo ?? ((line: string) => process.stderr.write(`${line}\n`));
   const backend = await selectBackend({ requested: options.backend, log });
@@ -81,7 +87,9 @@ export async function serveModel({ log: logTo, ...input }: ServeModelOptions): P
     maxModelLen,
     maxNumSeqs: options.maxNumSeqs,
     maxPrefillTokens: options.maxPrefillTokens,
+    ...(fault ? { fault } : {}),
   });
+  if (fault) log(`edgerl serve-model: FAULT HOOK ${fault} is on (EDGERL_SERVE_FAULT; tests only)`);
   const shutdown = async () => {
     await engine.close();
     await runtime.close();
@@ -104,6 +112,7 @@ export async function serveModel({ log: logTo, ...input }: ServeModelOptions): P
     basePath: options.modelDir,
     created: unixSeconds(),
     apiKey: options.apiKey,
+    limiter: new GuessLimiter({ log }),
     maxBodyBytes: options.maxBodyBytes,
   });
   const { host } = options;

@@ -8,6 +8,7 @@ import { isLoopbackHost } from '../../console/auth/same-origin.ts';
 import type { ConsoleAccess } from '../../console/console-env.ts';
 import { configFields, documented, parseConfig } from '../../protocol/config-docs.ts';
 import { intBetween } from '../../protocol/config-fields.ts';
+import { KeyRing } from '../../protocol/key-ring.ts';
 import { parseReplicaList } from '../../protocol/replica-url.ts';
 import { defineCommand, UsageError } from '../command.ts';
 import { defaultConsolePort, startConsole } from '../console/start-console.ts';
@@ -59,7 +60,8 @@ time) or use the edge's /console.
 ${usageOptions(fields)}
 
 Environment:
-  EDGE_API_KEYS         comma-separated keys a browser signs in with (and scripts send as a bearer token)
+  EDGE_API_KEYS         comma-separated keys a browser signs in with (and scripts send as a bearer token);
+                        keys of EDGE_RECORD_KEYS and EDGE_ROLLOUT_KEYS are refused (the console needs admin)
   INFERENCE_REPLICAS    the fleet requests are routed to: promote and rollback need the version ready there`,
   options: configOptions(fields),
   async run({ values, env, stdout, stderr }) {
@@ -68,11 +70,19 @@ Environment:
       readConfigFlags(fields, values, env),
       (issues) => new UsageError(issues.join('; ')),
     );
-    const keys = (env.EDGE_API_KEYS ?? '')
-      .split(',')
-      .map((key) => key.trim())
-      .filter((key) => key.length > 0);
-    const access: ConsoleAccess = keys.length > 0 ? { kind: 'keys', keys } : { kind: 'loopback' };
+    const keyList = (text: string | undefined) =>
+      (text ?? '')
+        .split(',')
+        .map((key) => key.trim())
+        .filter((key) => key.length > 0);
+    const adminKeys = keyList(env.EDGE_API_KEYS);
+    // The scoped keys only so that signing in with one is refused by name of the scope it lacks.
+    const keys = new KeyRing({
+      admin: adminKeys,
+      rollout: keyList(env.EDGE_ROLLOUT_KEYS),
+      record: keyList(env.EDGE_RECORD_KEYS),
+    });
+    const access: ConsoleAccess = adminKeys.length > 0 ? { kind: 'keys', keys } : { kind: 'loopback' };
     if (access.kind === 'loopback' && !options.export && !isLoopbackHost(options.host)) {
       throw new UsageError(
         `--host ${options.host} serves other machines: set EDGE_API_KEYS so they have to sign in`,
@@ -97,6 +107,7 @@ Environment:
         hostname: options.host,
         ...(fleet.length > 0 ? { fleet } : {}),
         ...(tokenText ? { tokenText } : {}),
+        log: (line) => stderr.write(`${line}\n`),
         logError: (error) =>
           stderr.write(
             `edgerl console: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,

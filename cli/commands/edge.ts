@@ -92,6 +92,8 @@ ${usageVariables(edgeConfigFields)}`,
       port: node.port,
       hostname: node.host,
       storeOptions: { url: store.url, dataDir: store.dataDir, migrations: 'apply' },
+      // Beside the data directory, as its lock file is (`<dataDir>.lock`): PGlite owns the directory itself.
+      warmSandbox: { cacheDir: `${store.dataDir}.sql-sandbox` },
       log: (line) => stderr.write(`edgerl edge: ${line}\n`),
     });
     stdout.write(

@@ -4,6 +4,7 @@
 // The trainer runs the same catch-up at the start of every cycle; this is the way to do it at once.
 // Exit 1 when a replica could not be reached or a version still failed to load there.
 import { catchUpFleet, describeCatchUp } from '../../trainer/train/catch-up-fleet.ts';
+import { describeRetention } from '../../trainer/train/retain-adapters.ts';
 import { defineCommand, UsageError } from '../command.ts';
 import { configOptions } from '../flags/config-flags.ts';
 import { usageOptions } from '../flags/config-usage.ts';
@@ -13,9 +14,11 @@ export const fleetCatchUpCommand = defineCommand({
   usage: `Usage: edgerl fleet catch-up --inference-url URL [--inference-url URL …] [--policy NAME]
 
 For each replica: GET /v1/models, then every published version it does not list is loaded
-(POST /v1/load_lora_adapter from the version's adapter_uri), checked (listed, one probe
-completion) and marked ready in publications; one it lists but the store has not marked ready is
-checked and marked. The edge routes a version only to the replicas marked ready.
+(POST /v1/load_lora_adapter from the version's adapter_uri), checked (listed, and its
+prompt_logprobs for the trainer's probe sequence are the adapter's, not the base model's) and marked
+ready in publications; one that fails is quarantined. First, versions nothing routes to (not a
+default, rollback target, running experiment arm or among the newest --keep-versions) are unloaded
+and their serving copies pruned. The edge routes a version only to the replicas marked ready.
 
 ${usageOptions(fleetFields)}`,
   options: configOptions(fleetFields),
@@ -30,7 +33,16 @@ ${usageOptions(fleetFields)}`,
     const reports = await withFleetStore(flags, env, (store) =>
       catchUpFleet({
         store,
-        fleet: { replicas, timeoutMs: flags.timeoutMs, ...(flags.apiKey ? { apiKey: flags.apiKey } : {}) },
+        fleet: {
+          replicas,
+          timeoutMs: flags.timeoutMs,
+          probeTolerance: flags.probeTolerance,
+          keepVersions: flags.keepVersions,
+          ...(flags.apiKey ? { apiKey: flags.apiKey } : {}),
+        },
+        onRetention: (report) => {
+          for (const line of describeRetention(report)) stdout.write(`${line}\n`);
+        },
         ...(flags.policy ? { policyName: flags.policy } : {}),
       }),
     );

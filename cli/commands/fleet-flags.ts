@@ -7,7 +7,7 @@ import { storeConfigFromEnv } from '../../db/drivers/store-config.ts';
 import type { Store } from '../../db/store.ts';
 import { configFields, documented, parseConfig } from '../../protocol/config-docs.ts';
 import { intBetween } from '../../protocol/config-fields.ts';
-import { replicaUrls } from '../../trainer/train/inference-endpoint.ts';
+import { fleetCheckFields, replicaUrls } from '../../trainer/train/inference-endpoint.ts';
 import { type CommandInput, UsageError } from '../command.ts';
 import { readConfigFlags } from '../flags/config-flags.ts';
 import { storeFlagFields } from '../flags/store-flags.ts';
@@ -44,6 +44,7 @@ export const fleetFlagsSchema = z.strictObject({
     arg: 'NAME',
     env: 'EDGERL_POLICY',
   }),
+  ...fleetCheckFields(),
   ...storeFlagFields(),
 });
 

@@ -3,7 +3,6 @@
 // with their line numbers and the rest imported; the exit status is 1 when any line was refused.
 import { createReadStream } from 'node:fs';
 import { access } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { openStore } from '../../db/drivers/open-store.ts';
 import { storeConfigFromEnv } from '../../db/drivers/store-config.ts';
@@ -14,7 +13,9 @@ import { defineCommand, UsageError } from '../command.ts';
 import { configOptions, readConfigFlags } from '../flags/config-flags.ts';
 import { usageOptions } from '../flags/config-usage.ts';
 import { storeFlagFields } from '../flags/store-flags.ts';
+import { defaultLimits } from '../../edge/app.ts';
 import { importJsonl } from '../import/import-jsonl.ts';
+import { readJsonlLines } from '../import/read-jsonl-lines.ts';
 
 export const importSchema = z.strictObject({
   env: documented(z.string().trim().min(1).max(200).default('imported'), {
@@ -47,7 +48,9 @@ Stores recorded episodes, one per line in the OpenAI chat format:
 An assistant message may carry "token_ids" and "logprobs" (one per id). Each episode is stored as a
 finished trajectory under its "key", or a digest of the line: importing a line again is a no-op.
 A line that is not an episode is refused with its line number; the others are still imported, and
-the exit status is 1. FILE - reads standard input.
+the exit status is 1. So is a line that is not UTF-8, or longer than the edge's ingest body limit
+(${defaultLimits.ingestBodyBytes} bytes). Turns follow the rules of docs/trajectory-format.md.
+FILE - reads standard input.
 
 ${usageOptions(fields)}`,
   options: configOptions(fields),
@@ -66,8 +69,9 @@ ${usageOptions(fields)}`,
     const store = await openStore({ url: config.url, dataDir: config.dataDir });
     try {
       const version = flags.policyVersion ? await store.resolveVersionRef(flags.policyVersion) : undefined;
-      const input = file === '-' ? process.stdin : createReadStream(file, { encoding: 'utf8' });
-      const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
+      // Bytes, not text: each line is decoded strictly and held to the edge's own ingest limit.
+      const input = file === '-' ? process.stdin : createReadStream(file);
+      const lines = readJsonlLines(input, defaultLimits.ingestBodyBytes);
       const report = await importJsonl(store, lines, {
         env: flags.env,
         batchSize: flags.batch,

@@ -44,6 +44,11 @@ Options:
         `warning: these revokes did not take (the admin is not their grantor); the per-query rollback and reset still apply: ${setup.stillExecutable.join(', ')}\n`,
       );
     }
+    if (setup.stillReadable.length > 0) {
+      stderr.write(
+        `warning: the reader can still read these catalogs (the admin is not their grantor): ${setup.stillReadable.join(', ')}\n`,
+      );
+    }
     stdout.write(`${setup.readerUrl}\n`);
     return 0;
   },

@@ -4,6 +4,7 @@
 import { configFields } from '../../protocol/config-docs.ts';
 import { ServeConfigError, type ServeConfigInput, serveConfigSchema } from '../../serve/serve-config.ts';
 import { serveModel } from '../../serve/serve-model.ts';
+import { parseServeFault } from '../../serve/serve-fault.ts';
 import { defineCommand, UsageError } from '../command.ts';
 import { configOptions, readConfigFlags } from '../flags/config-flags.ts';
 import { usageOptions } from '../flags/config-usage.ts';
@@ -22,11 +23,19 @@ ${usageOptions(serveFields)}`,
   options: configOptions(serveFields),
   async run({ values, env, stdout, stderr }) {
     const input = readConfigFlags(serveFields, values, env) as ServeConfigInput;
-    const serving = await serveModel({ ...input, log: (line) => stderr.write(`${line}\n`) }).catch(
-      (error: unknown) => {
-        throw error instanceof ServeConfigError ? new UsageError(error.issues.join('; ')) : error;
-      },
-    );
+    let fault: ReturnType<typeof parseServeFault>;
+    try {
+      fault = parseServeFault(env.EDGERL_SERVE_FAULT);
+    } catch (error) {
+      throw new UsageError(error instanceof Error ? error.message : String(error));
+    }
+    const serving = await serveModel({
+      ...input,
+      ...(fault ? { fault } : {}),
+      log: (line) => stderr.write(`${line}\n`),
+    }).catch((error: unknown) => {
+      throw error instanceof ServeConfigError ? new UsageError(error.issues.join('; ')) : error;
+    });
     const adapters = serving.engine.registry.list().map((entry) => entry.name);
     stdout.write(
       `edgerl serve-model: serving "${serving.baseName}"${adapters.length > 0 ? ` and adapters ${adapters.join(', ')}` : ''} on ${serving.url}/v1\n`,

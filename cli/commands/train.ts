@@ -59,7 +59,7 @@ ${usageOptions([...trainFields, ...trainJobFields], sections)}`,
       store: storeConfigFromEnv(env, { url: flags.databaseUrl, dataDir: flags.dataDir }),
       backend: flags.backend,
       judge: config.mode === 'rl' && config.reward !== 'verifier' ? judgeFromEnv(env) : undefined,
-      hook: pauseAt ? pauseHook(pauseAt, stderr) : undefined,
+      hook: pauseAt ? pauseHook(pauseAt, stderr, env.EDGERL_TRAIN_PAUSE_UNTIL || undefined) : undefined,
       stdout,
       stderr,
     });

@@ -3,6 +3,8 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { Store } from '../../db/store.ts';
+import { clientAddress, nodePeerAddress } from '../../protocol/client-address.ts';
+import { GuessLimiter } from '../../protocol/guess-limiter.ts';
 import type { ConsoleAccess } from '../../console/console-env.ts';
 import { createConsoleServer } from '../../console/console-server.ts';
 import { defaultConsoleBase } from '../../console/console-app.ts';
@@ -18,6 +20,10 @@ export interface StartConsoleOptions {
   readonly tokenText?: (ids: readonly number[]) => readonly string[];
   readonly pollMs?: number;
   readonly logError?: (error: unknown) => void;
+  /** Where wrong-key lines go (the guess limiter's; never the key); default console.warn. */
+  readonly log?: (line: string) => void;
+  /** The limiter's clock (tests); default Date.now. */
+  readonly now?: () => number;
 }
 
 export interface RunningConsole {
@@ -37,6 +43,14 @@ export async function startConsole(options: StartConsoleOptions): Promise<Runnin
     ...(options.tokenText ? { tokenText: options.tokenText } : {}),
     ...(options.pollMs ? { pollMs: options.pollMs } : {}),
     ...(options.logError ? { logError: options.logError } : {}),
+    ...(options.now ? { now: options.now } : {}),
+    limiter: new GuessLimiter({
+      ...(options.log ? { log: options.log } : {}),
+      ...(options.now ? { now: options.now } : {}),
+    }),
+    // The socket's peer: `edgerl console` trusts no forwarded header (docs/console.md, "Signing in").
+    clientAddress: (c) =>
+      clientAddress({ remote: nodePeerAddress(c.env), forwardedFor: undefined, trustedProxies: 0 }),
   });
   const hostname = options.hostname ?? '127.0.0.1';
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {

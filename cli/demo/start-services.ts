@@ -2,6 +2,7 @@
 // endpoint (`--replicas` of it: a fleet the edge routes over) and the edge app in Node, all on local
 // ports (0: free ones), sharing the demo's one Store. Leaves out training: the trainer sessions open
 // their own copy of the model.
+import { defaultFleetChecks } from '../../trainer/train/inference-endpoint.ts';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import type { Store } from '../../db/store.ts';
@@ -90,7 +91,12 @@ export async function startServices(
     for (const line of describeCatchUp(
       await catchUpFleet({
         store,
-        fleet: { replicas: inferenceUrls, timeoutMs: policyTimeoutMs },
+        fleet: {
+          replicas: inferenceUrls,
+          timeoutMs: policyTimeoutMs,
+          probeTolerance: defaultFleetChecks.probeTolerance,
+          keepVersions: defaultFleetChecks.keepVersions,
+        },
         policyName: demoPolicyName,
       }),
     )) {

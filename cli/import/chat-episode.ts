@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { canonicalJson } from '../../protocol/canonical-json.ts';
 import { toolCallSchema, toolSpecListSchema } from '../../protocol/chat.ts';
 import type { AssistantTurnMetadata } from '../../protocol/turn-metadata.ts';
+import { logprobSchema, rewardSchema, tokenIdSchema } from '../../protocol/validate-turns.ts';
 import type { IngestEpisodeInput } from '../../db/store.ts';
 
 const assistantMessage = z.strictObject({
@@ -16,9 +17,9 @@ const assistantMessage = z.strictObject({
   content: z.string().nullable().optional(),
   tool_calls: z.array(toolCallSchema).optional(),
   /** The sampled completion token ids, when the recorder kept them. */
-  token_ids: z.array(z.number().int().nonnegative()).optional(),
+  token_ids: z.array(tokenIdSchema).optional(),
   /** The sampling logprob of each token (one per id; without ids they are kept, not token-exact). */
-  logprobs: z.array(z.number()).optional(),
+  logprobs: z.array(logprobSchema).optional(),
 });
 
 const chatLineMessage = z.discriminatedUnion('role', [
@@ -32,7 +33,8 @@ export const chatLineSchema = z.strictObject({
   messages: z.array(chatLineMessage).min(1),
   tools: toolSpecListSchema.optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
-  reward: z.number().optional(),
+  /** In [0, 1], the finish route's range (protocol/validate-turns.ts). */
+  reward: rewardSchema.optional(),
   /** The episode's idempotency key; absent: a digest of the line's content. */
   key: z.string().min(1).max(500).optional(),
   /** The store's task the episode ran (a group needs one). */

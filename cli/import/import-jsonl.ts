@@ -8,6 +8,7 @@ import { isStoreError } from '../../db/errors.ts';
 import { type IngestEpisodeInput, ingestEpisodeSchema, type Store } from '../../db/store.ts';
 import { findUnstorable, unstorableMessages, unstorablePath } from '../../protocol/unstorable-json.ts';
 import { chatLineSchema, chatLineToEpisode, type ChatEpisodeOptions, lineField } from './chat-episode.ts';
+import type { JsonlLine } from './read-jsonl-lines.ts';
 
 export interface RefusedLine {
   /** 1-based, as editors count. */
@@ -39,9 +40,10 @@ interface Pending {
   readonly episode: IngestEpisodeInput;
 }
 
+/** `lines` as readJsonlLines gives them: numbered, decoded, or refused already (too long, not UTF-8). */
 export async function importJsonl(
   store: Store,
-  lines: AsyncIterable<string>,
+  lines: AsyncIterable<JsonlLine>,
   options: ImportOptions,
 ): Promise<ImportReport> {
   const totals = { episodes: 0, created: 0, turns: 0, repeated: 0 };
@@ -64,9 +66,13 @@ export async function importJsonl(
       }
     }
   };
-  let number = 0;
-  for await (const text of lines) {
-    number += 1;
+  for await (const read of lines) {
+    if ('problem' in read) {
+      totals.episodes += 1;
+      refuse({ line: read.line, field: '(line)', message: read.problem });
+      continue;
+    }
+    const { line: number, text } = read;
     if (text.trim() === '') continue;
     totals.episodes += 1;
     const checked = episodeOfLine(text, number, options);

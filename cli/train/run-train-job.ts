@@ -1,7 +1,7 @@
 // The `edgerl train` job once its settings are read: the backend, the store, the trainer session, then
 // one cycle (RL or SFT), `--every`'s schedule or `--continuous`. Exit status 1 when publication failed, 3 when another
 // trainer holds the policy's lease. The training runs it started end finished, failed (an error) or
-// interrupted (SIGINT/SIGTERM).
+// interrupted (SIGINT/SIGTERM, or --max-store-wait giving up on an unreachable store).
 import { openStore } from '../../db/drivers/open-store.ts';
 import type { StoreConfig } from '../../db/drivers/store-config.ts';
 import { selectBackend } from '../../model/backend.ts';
@@ -9,6 +9,7 @@ import { createProgress, type ProgressStream } from '../../trainer/train/progres
 import type { TrainConfig } from '../../trainer/train/train-config.ts';
 import { runCycle, runSft, Trainer } from '../../trainer/train/trainer.ts';
 import { PolicyLeasedError, type RunEnd, type TrainerDeps } from '../../trainer/train/trainer-session.ts';
+import { StoreWaitExceededError } from '../../trainer/train/wait-out-store.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 import { describeCycle } from './describe-cycle.ts';
 import { repeatCycles } from './repeat-cycles.ts';
@@ -74,11 +75,18 @@ export async function runTrainJob(job: TrainJob): Promise<number> {
       stdout.write(`${describeCycle(report)}\n`);
       return report.kind === 'publish-failed' ? 1 : 0;
     }
-    const code = await repeatCycles(cycle, job.everyMs, stdout, stderr);
+    const code = await repeatCycles(cycle, job.everyMs, stdout, stderr, {
+      settings: config.storeWait,
+      reload: () => opened.reload(),
+    });
     if (signalled) end = { status: 'interrupted', reason: `stopped by ${signalled}` };
     return code;
   } catch (error) {
-    end = { status: 'failed', reason: errorMessage(error) };
+    // Giving up on an unreachable store is no fault of the run: it stopped, as a signal would stop it.
+    end =
+      error instanceof StoreWaitExceededError
+        ? { status: 'interrupted', reason: errorMessage(error) }
+        : { status: 'failed', reason: errorMessage(error) };
     throw error;
   } finally {
     process.off('SIGINT', onSignal);

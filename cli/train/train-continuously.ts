@@ -1,10 +1,10 @@
 // `--continuous`: runContinuous until SIGINT or SIGTERM, which stop it after the current cycle (a
 // second signal exits at once), one line per cycle. Exit status 1 when the last cycle failed or its
 // publication did.
-import { errorMessage } from '../../protocol/error-message.ts';
 import { runContinuous } from '../../trainer/train/run-continuous.ts';
 import type { Trainer } from '../../trainer/train/trainer.ts';
 import { describeCycle } from './describe-cycle.ts';
+import { describeCycleFailure } from './describe-cycle-failure.ts';
 import { stopAfterCycle } from './stop-after-cycle.ts';
 
 /** How often a waiting trainer looks for complete groups: a step's worth rarely lands faster. */
@@ -27,7 +27,7 @@ export async function trainContinuously(
       onCycle: (report) => {
         if (report.kind !== 'idle' || report.stale > 0) stdout.write(`${describeCycle(report)}\n`);
       },
-      onError: (error) => stderr.write(`edgerl train: cycle failed: ${errorMessage(error)}\n`),
+      onError: (error) => stderr.write(`edgerl train: ${describeCycleFailure(error)}\n`),
     });
     return outcome.lastFailed ? 1 : 0;
   } finally {

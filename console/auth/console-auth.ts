@@ -5,9 +5,12 @@
 // (which a browser never attaches by itself) came with them.
 import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie } from 'hono/cookie';
+import type { GuessLimiter } from '../../protocol/guess-limiter.ts';
+import type { KeyRing } from '../../protocol/key-ring.ts';
 import type { ConsoleAccess, ConsoleEnv, ConsoleSession } from '../console-env.ts';
+import { adminScopeNeeded, type ConsoleKeyCheck, checkConsoleKey } from './check-console-key.ts';
 import { isLoopbackHost, sameOrigin } from './same-origin.ts';
-import { csrfToken, equalText, matchKey, verifySession } from './session-token.ts';
+import { csrfToken, equalText, verifySession } from './session-token.ts';
 
 export const sessionCookie = 'edgerl_console';
 
@@ -17,6 +20,8 @@ export interface ConsoleAuthOptions {
   /** The CSRF secret of a console without keys (random per process). */
   readonly loopbackSecret: string;
   readonly now: () => number;
+  readonly limiter: GuessLimiter;
+  readonly clientAddress: (c: Context) => string;
 }
 
 /** Paths anyone may load: the sign-in form and the static script and style files (no data in them). */
@@ -35,7 +40,10 @@ export function consoleAuth(options: ConsoleAuthOptions): MiddlewareHandler<Cons
       return next();
     }
     if (isPublic(c.req.path, base)) return next();
-    const session = await sessionOf(c, access.keys, options.now);
+    const session = await sessionOf(c, access.keys, options);
+    if (session?.kind === 'blocked') return tooMany(c, session.retryAfterSeconds);
+    if (session?.kind === 'not-admin')
+      return c.json({ error: { code: 'forbidden', message: adminScopeNeeded } }, 403);
     if (!session) {
       if (c.req.method === 'GET' && !c.req.path.startsWith(`${base}/api/`)) {
         const url = new URL(c.req.url);
@@ -52,16 +60,41 @@ export function consoleAuth(options: ConsoleAuthOptions): MiddlewareHandler<Cons
   };
 }
 
+function tooMany(c: Context<ConsoleEnv>, seconds: number) {
+  c.header('Retry-After', String(seconds));
+  return c.json(
+    {
+      error: {
+        code: 'too-many-requests',
+        message: `too many wrong API keys from this address; retry after ${seconds} s`,
+      },
+    },
+    429,
+  );
+}
+
+/** The session a request carries: a bearer key (checked through the limiter) or a signed cookie. */
 async function sessionOf(
   c: Context<ConsoleEnv>,
-  keys: readonly string[],
-  now: () => number,
-): Promise<ConsoleSession | undefined> {
+  keys: KeyRing,
+  options: ConsoleAuthOptions,
+): Promise<ConsoleSession | Exclude<ConsoleKeyCheck, { kind: 'admin' | 'wrong' }> | undefined> {
   const bearer = /^Bearer +(\S+) *$/i.exec(c.req.header('authorization') ?? '');
-  if (bearer) return (await matchKey(keys, bearer[1] as string)) ? { kind: 'bearer' } : undefined;
+  if (bearer) {
+    const checked = checkConsoleKey({
+      keys,
+      limiter: options.limiter,
+      client: options.clientAddress(c),
+      route: `${c.req.method} ${c.req.path}`,
+      presented: bearer[1] as string,
+    });
+    if (checked.kind === 'admin') return { kind: 'bearer' };
+    return checked.kind === 'wrong' ? undefined : checked;
+  }
   const cookie = getCookie(c, sessionCookie);
   if (!cookie) return undefined;
-  const signer = await verifySession(keys, cookie, now() / 1000);
+  // Only admin keys sign sessions: a key moved out of EDGE_API_KEYS ends its sessions.
+  const signer = await verifySession(keys.keysWith('admin'), cookie, options.now() / 1000);
   return signer ? { kind: 'cookie', csrf: await csrfToken(signer, cookie) } : undefined;
 }
 

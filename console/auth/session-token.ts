@@ -2,7 +2,9 @@
 // signed the browser in, so the cookie never holds the key itself and every isolate of a Worker can
 // check it without shared state: cookie = `<expiry>.<HMAC(key, "session:" expiry)>`, CSRF token =
 // HMAC(key, "csrf:" cookie) (OWASP's HMAC-based synchronizer token, bound to the session). Rotating
-// the key ends every session. Web Crypto only: runs in Workers and Node alike.
+// the key ends every session. Web Crypto only: runs in Workers and Node alike. Presented API keys are
+// checked by protocol/key-ring.ts, not here.
+import { equalBytes } from '../../protocol/key-ring.ts';
 
 const encoder = new TextEncoder();
 
@@ -28,12 +30,7 @@ export function base64url(bytes: Uint8Array): string {
 
 /** Equal strings in time that depends on the length only (tokens here have a fixed length). */
 export function equalText(a: string, b: string): boolean {
-  const left = encoder.encode(a);
-  const right = encoder.encode(b);
-  if (left.length !== right.length) return false;
-  let difference = 0;
-  for (let i = 0; i < left.length; i++) difference |= (left[i] as number) ^ (right[i] as number);
-  return difference === 0;
+  return equalBytes(encoder.encode(a), encoder.encode(b));
 }
 
 /** A cookie value for a browser signed in with `key`, valid until `nowSeconds + sessionSeconds`. */
@@ -63,16 +60,6 @@ export async function verifySession(
 /** The CSRF token of a session: what forms carry back, checked by `equalText`. */
 export async function csrfToken(secret: string, session: string): Promise<string> {
   return base64url(await hmac(secret, `edgerl-console:csrf:${session}`));
-}
-
-/** The key among `keys` equal to `presented`, compared as SHA-256 digests so timing leaks no length or prefix. */
-export async function matchKey(keys: readonly string[], presented: string): Promise<string | undefined> {
-  const digest = async (text: string) =>
-    base64url(new Uint8Array(await crypto.subtle.digest('SHA-256', encoder.encode(text))));
-  const wanted = await digest(presented);
-  let found: string | undefined;
-  for (const key of keys) if (equalText(await digest(key), wanted) && found === undefined) found = key;
-  return found;
 }
 
 /** 32 random bytes, for a console that signs nobody in (its CSRF secret lives as long as the process). */

@@ -42,7 +42,11 @@ export function pageContext(
 }
 
 /** Pages hold store data: never cached, never framed (frame-ancestors in the CSP too). */
-export function page(c: Context<ConsoleEnv>, markup: Html, status: 200 | 400 | 401 | 404 | 409 | 500 = 200) {
+export function page(
+  c: Context<ConsoleEnv>,
+  markup: Html,
+  status: 200 | 400 | 401 | 403 | 404 | 409 | 500 = 200,
+) {
   c.header('cache-control', 'no-store');
   return c.html(markup.value, status);
 }

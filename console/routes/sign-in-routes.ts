@@ -5,7 +5,10 @@ import { Hono } from 'hono';
 import { deleteCookie, setCookie } from 'hono/cookie';
 import { guardAction, sessionCookie } from '../auth/console-auth.ts';
 import { sameOrigin } from '../auth/same-origin.ts';
-import { issueSession, matchKey, sessionSeconds } from '../auth/session-token.ts';
+import type { Context } from 'hono';
+import type { GuessLimiter } from '../../protocol/guess-limiter.ts';
+import { adminScopeNeeded, checkConsoleKey } from '../auth/check-console-key.ts';
+import { issueSession, sessionSeconds } from '../auth/session-token.ts';
 import type { ConsoleAccess, ConsoleEnv } from '../console-env.ts';
 import type { ConsoleLinks } from '../links.ts';
 import { signInPage } from '../pages/sign-in-page.ts';
@@ -15,6 +18,8 @@ export interface SignInOptions {
   readonly base: string;
   readonly links: ConsoleLinks;
   readonly now: () => number;
+  readonly limiter: GuessLimiter;
+  readonly clientAddress: (c: Context) => string;
 }
 
 /** `next` when it is a path of the console's own, else the console's home. */
@@ -44,15 +49,25 @@ export function signInRoutes(options: SignInOptions) {
     if (!sameOrigin(c.req.raw)) return c.text("refused: sign in from the console's own page", 403);
     const form = await c.req.parseBody();
     const next = safeNext(form.next, base);
-    const key = typeof form.key === 'string' ? form.key : '';
-    const signer = key ? await matchKey(access.keys, key) : undefined;
-    if (!signer) {
-      return c.html(
-        signInPage(links, { action, next, error: "That key is not one of the edge's API keys." }).value,
-        401,
+    const checked = checkConsoleKey({
+      keys: access.keys,
+      limiter: options.limiter,
+      client: options.clientAddress(c),
+      route: `POST ${action}`,
+      presented: typeof form.key === 'string' ? form.key : '',
+    });
+    const refuse = (error: string, status: 401 | 403 | 429) =>
+      c.html(signInPage(links, { action, next, error }).value, status);
+    if (checked.kind === 'blocked') {
+      c.header('Retry-After', String(checked.retryAfterSeconds));
+      return refuse(
+        `Too many wrong keys from this address: try again in ${checked.retryAfterSeconds} seconds.`,
+        429,
       );
     }
-    setCookie(c, sessionCookie, await issueSession(signer, options.now() / 1000), {
+    if (checked.kind === 'wrong') return refuse("That key is not one of the edge's API keys.", 401);
+    if (checked.kind === 'not-admin') return refuse(`Refused: ${adminScopeNeeded}.`, 403);
+    setCookie(c, sessionCookie, await issueSession(checked.key, options.now() / 1000), {
       path: base,
       httpOnly: true,
       sameSite: 'Strict',

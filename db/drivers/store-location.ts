@@ -1,6 +1,8 @@
 // Where a store lives, read from its URL: no URL → the embedded PGlite directory, `memory://` → a
 // throwaway in-memory PGlite, `postgres://` / `postgresql://` → a server. Pure: no I/O, no env.
 
+import { redactSecrets } from '../../protocol/redact-secrets.ts';
+
 export type StoreLocation =
   | { readonly kind: 'embedded'; readonly dataDir: string }
   | { readonly kind: 'memory' }
@@ -28,7 +30,7 @@ export function storeLocation(url: string | undefined, dataDir: string): StoreLo
   );
 }
 
-/** The URL with its password replaced, safe for messages and logs. */
+/** The URL with its password (and any secret parameter) replaced, safe for messages and logs. */
 export function redactUrl(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, '$1:***@');
+  return redactSecrets(url);
 }

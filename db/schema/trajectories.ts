@@ -2,6 +2,7 @@
 import type { ToolSpec } from '../../protocol/chat.ts';
 import { trajectoryStatuses } from '../../protocol/statuses.ts';
 import { textEncodings } from '../../protocol/stored-text.ts';
+import { trajectoryWriters } from '../../protocol/trajectory-writer.ts';
 import { sql } from 'drizzle-orm';
 import {
   doublePrecision,
@@ -76,6 +77,17 @@ export const trajectories = pgTable(
      * a retried upload with the same key is a no-op, another episode under it a conflict. Null: not ingested.
      */
     ingestKey: text('ingest_key'),
+    /**
+     * Who may write it (protocol/trajectory-writer.ts; docs/edge.md, "Who writes a trajectory"): its
+     * rollout runner, the client holding its trajectory key, or nobody (ingested whole). Checked by
+     * the store's append and finish statements.
+     */
+    writer: text('writer', { enum: trajectoryWriters }).notNull().default('client'),
+    /**
+     * Hex SHA-256 of a `client` trajectory's key (`<id>.<secret>`), given to its creator once. Null: no
+     * key (not a client trajectory, or one opened before keys existed, which its id alone still writes).
+     */
+    keyDigest: text('key_digest'),
   },
   (table) => [
     index('trajectories_group_idx').on(table.groupId),
@@ -87,7 +99,11 @@ export const trajectories = pgTable(
     index('trajectories_running_lease_idx').on(table.leaseExpiresAt).where(sql`${table.status} = 'running'`),
     checkOneOf('trajectories_status_check', table.status, trajectoryStatuses),
     checkOneOf('trajectories_text_encoding_check', table.textEncoding, textEncodings),
+    checkOneOf('trajectories_writer_check', table.writer, trajectoryWriters),
   ],
 );
 
-export type Trajectory = typeof trajectories.$inferSelect;
+/** A row as stored, with its trajectory key's digest. */
+export type TrajectoryRow = typeof trajectories.$inferSelect;
+/** A row as the store hands it out: the key digest never leaves the store's own checks. */
+export type Trajectory = Omit<TrajectoryRow, 'keyDigest'>;

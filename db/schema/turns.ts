@@ -4,6 +4,7 @@ import type { ToolCall } from '../../protocol/chat.ts';
 import type { ToolErrorCode } from '../../protocol/tool-error-code.ts';
 import type { TurnMetadata } from '../../protocol/turn-metadata.ts';
 import { textEncodings } from '../../protocol/stored-text.ts';
+import { trajectoryWriters } from '../../protocol/trajectory-writer.ts';
 import { sql } from 'drizzle-orm';
 import { check, doublePrecision, integer, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { checkOneOf, timestamptz } from './columns.ts';
@@ -47,6 +48,11 @@ export const turns = pgTable(
      * for turns stored before the column (and every turn after one), which readers check in full.
      */
     historyDigest: text('history_digest'),
+    /**
+     * Who stored the turn (protocol/trajectory-writer.ts), set by the statement that appends it; a
+     * runner resuming an episode refuses turns another writer stored. Null: stored before the column.
+     */
+    writer: text('writer', { enum: trajectoryWriters }),
     createdAt: timestamptz('created_at').notNull().defaultNow(),
   },
   (table) => [
@@ -54,6 +60,7 @@ export const turns = pgTable(
     checkOneOf('turns_role_check', table.role, turnRoles),
     check('turns_index_check', sql`${table.index} >= 0`),
     checkOneOf('turns_text_encoding_check', table.textEncoding, textEncodings),
+    checkOneOf('turns_writer_check', table.writer, trajectoryWriters),
   ],
 );
 

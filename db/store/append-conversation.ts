@@ -10,8 +10,9 @@
 // statement gets each given turn's digest, chained from it here, so c may be past `from` (the caller's
 // head was stale: another edge stored some of the turns): those are skipped when their digests agree.
 // Otherwise nothing is stored and the refusal is a typed error, explained from the same statement's
-// reading of the row: `not-found`, `trajectory-closed`, or `history-mismatch` (the caller reads the
-// stored turns to say where, or how many there are).
+// reading of the row: `not-found`, `trajectory-owned` or `trajectory-key` (only a client trajectory,
+// with its key, is written here: trajectory-access.ts), `trajectory-closed`, or `history-mismatch`
+// (the caller reads the stored turns to say where, or how many there are).
 //
 // Concurrency (READ COMMITTED): the check reads the row from the statement's snapshot; the UPDATE
 // then requires turn_count to be what the check read. A concurrent append that committed in between
@@ -22,6 +23,7 @@ import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { type ToolSpec, toolSpecListSchema } from '../../protocol/chat.ts';
 import { historyDigests, historyEntry } from '../../protocol/history-digest.ts';
+import type { TrajectoryWriter } from '../../protocol/trajectory-writer.ts';
 import type { Turn, TurnInput } from '../../protocol/turn.ts';
 import { StoreError } from '../errors.ts';
 import { executeNamed } from '../named-statement.ts';
@@ -36,6 +38,7 @@ import {
 } from './append-rows.ts';
 import { turnExistsError } from './append-refusal.ts';
 import { parseInput } from './parse-input.ts';
+import { accessCondition, accessRefusal, type TrajectoryAccess } from './trajectory-access.ts';
 import { fromTrajectoryRow, toStoredTools } from './trajectory-row.ts';
 
 export interface AppendConversationInput {
@@ -45,6 +48,11 @@ export interface AppendConversationInput {
   readonly previousDigest: string;
   /** The tool list to store with the turns; absent: the stored list stands. */
   readonly tools?: readonly ToolSpec[];
+  /**
+   * The digest of the trajectory key the client gave (trajectory-access.ts): required when the
+   * trajectory has one; absent, only a keyless client trajectory (opened before keys) is written.
+   */
+  readonly keyDigest?: string;
 }
 
 export interface AppendConversationResult {
@@ -64,6 +72,10 @@ const optionsSchema = z.object({
     .string()
     .regex(/^(?:[0-9a-f]{64})?$/, 'must be a hex SHA-256 digest, or empty before turn 0'),
   tools: toolSpecListSchema.optional(),
+  keyDigest: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/, 'must be a hex SHA-256 digest')
+    .optional(),
 });
 
 /** A statement that raced a concurrent append runs again from the new state, this often at most. */
@@ -76,6 +88,8 @@ interface Outcome {
   readonly stored_tools: ToolSpec[] | null;
   readonly tools_encoding: 'plain' | 'escaped';
   readonly checked: boolean;
+  readonly writer: TrajectoryWriter;
+  readonly key_digest: string | null;
 }
 
 export async function appendConversation(
@@ -84,9 +98,9 @@ export async function appendConversation(
 ): Promise<AppendConversationResult> {
   if (input.turns.length === 0) throw new StoreError('validation', 'turns: at least the reply');
   const turns = parseTurnBatch(input.turns);
-  const { previousDigest, tools } = parseInput(
+  const { previousDigest, tools, keyDigest } = parseInput(
     optionsSchema,
-    { previousDigest: input.previousDigest, tools: input.tools },
+    { previousDigest: input.previousDigest, tools: input.tools, keyDigest: input.keyDigest },
     'appendConversation',
     { keepText: ['tools'] },
   );
@@ -94,11 +108,18 @@ export async function appendConversation(
     turns.map((turn) => historyEntry(turn)),
     previousDigest,
   );
+  const access: TrajectoryAccess = { writer: 'client', ...(keyDigest !== undefined ? { keyDigest } : {}) };
   for (let attempt = 1; ; attempt++) {
-    const outcome = await runStatement(db, turns, digests, previousDigest, tools);
+    const outcome = await runStatement(db, turns, digests, previousDigest, tools, access);
     const first = turns[0] as Turn;
     if (outcome === undefined)
       throw new StoreError('not-found', `trajectory ${first.trajectoryId} does not exist`);
+    const refused = accessRefusal(
+      { writer: outcome.writer, keyDigest: outcome.key_digest },
+      access,
+      first.trajectoryId,
+    );
+    if (refused) throw refused;
     if (outcome.appended_from !== null) {
       const stale = outcome.appended_from !== first.index && tools === undefined;
       return {
@@ -141,6 +162,7 @@ async function runStatement(
   digests: readonly string[],
   previousDigest: string,
   tools: ToolSpec[] | undefined,
+  access: TrajectoryAccess,
 ): Promise<Outcome | undefined> {
   const first = turns[0] as Turn;
   const last = turns[turns.length - 1] as Turn;
@@ -151,13 +173,13 @@ async function runStatement(
     with sent as materialized (
       select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(${turnRecordColumns(true)})
     ), found as materialized (
-      select t.status, t.turn_count, t.tools, t.text_encoding,
+      select t.status, t.turn_count, t.tools, t.text_encoding, t.writer, t.key_digest,
         case when t.turn_count = 0 then '' else (select d.history_digest from turns d
           where d.trajectory_id = t.id and d.index = t.turn_count - 1) end as stored_digest
       from trajectories t where t.id = ${first.trajectoryId}::uuid
     ), checked as materialized (
       select found.turn_count as start from found
-      where found.status = 'running' and found.turn_count between ${first.index}::int and ${last.index}::int
+      where found.status = 'running'${accessCondition(access, 'found')} and found.turn_count between ${first.index}::int and ${last.index}::int
         and found.stored_digest = case when found.turn_count = ${first.index}::int then ${previousDigest}::text
           else (select sent.history_digest from sent where sent.index = found.turn_count - 1) end
     ), advanced as (
@@ -176,7 +198,7 @@ async function runStatement(
       returning checked.start
     ), inserted as (
       insert into turns (${insertedTurnColumns})
-      select ${first.trajectoryId}::uuid, ${recordColumns}, r.history_digest
+      select ${first.trajectoryId}::uuid, ${recordColumns}, r.history_digest, 'client'
       from sent r join advanced on r.index >= advanced.start
       returning 1
     )
@@ -184,7 +206,7 @@ async function runStatement(
       (select advanced.start from advanced) as appended_from,
       exists (select 1 from checked) as checked,
       case when found.turn_count <> ${first.index}::int then found.tools end as stored_tools,
-      found.text_encoding as tools_encoding
+      found.text_encoding as tools_encoding, found.writer, found.key_digest
     from found`;
   try {
     const [row] = rowsOf<Outcome>(await executeNamed(db, statement));

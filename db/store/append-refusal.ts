@@ -8,6 +8,7 @@ import { StoreError } from '../errors.ts';
 import { trajectories } from '../schema/trajectories.ts';
 import { turns as turnsTable } from '../schema/turns.ts';
 import type { StoreDb } from '../store-db.ts';
+import { accessRefusal, type TrajectoryAccess } from './trajectory-access.ts';
 import type { TrajectoryLease } from './trajectory-leases.ts';
 import { turnDifference } from './turn-row.ts';
 
@@ -31,14 +32,24 @@ export async function explainRefusal(
   db: StoreDb,
   turns: readonly Turn[],
   lease: TrajectoryLease | undefined,
+  access: TrajectoryAccess,
 ): Promise<AppendRefusal> {
   const first = turns[0] as Turn;
   const last = turns[turns.length - 1] as Turn;
   const [trajectory] = await db
-    .select({ status: trajectories.status, turnCount: trajectories.turnCount, runner: trajectories.runner })
+    .select({
+      status: trajectories.status,
+      turnCount: trajectories.turnCount,
+      runner: trajectories.runner,
+      writer: trajectories.writer,
+      keyDigest: trajectories.keyDigest,
+    })
     .from(trajectories)
     .where(eq(trajectories.id, first.trajectoryId));
   if (!trajectory) throw new StoreError('not-found', `trajectory ${first.trajectoryId} does not exist`);
+  // Another writer's trajectory first: not even a repeat of its stored turns is confirmed.
+  const refused = accessRefusal(trajectory, access, first.trajectoryId);
+  if (refused) throw refused;
   const storedTurns = turns.filter((turn) => turn.index < trajectory.turnCount);
   if (storedTurns.length > 0) {
     const upTo = Math.min(last.index, trajectory.turnCount - 1);

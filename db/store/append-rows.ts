@@ -72,11 +72,14 @@ export function turnRecordColumns(withDigest: boolean): SQL {
   );
 }
 
-/** The turn columns the append statements insert, in turnRecord's order (history_digest last). */
+/**
+ * The turn columns the append statements insert, in turnRecord's order, then history_digest and the
+ * writer (protocol/trajectory-writer.ts), which each statement supplies itself.
+ */
 export const insertedTurnColumns = sql.raw(
   `trajectory_id, index, schema_version, role, content, tool_calls, tool_call_id, tool_error,
         completion_token_ids, completion_logprobs, prompt_token_count, served_by, latency_ms, metadata,
-        text_encoding, history_digest`,
+        text_encoding, history_digest, writer`,
 );
 
 /** The same columns read from a record alias `r` (history_digest excepted: each statement has its own). */

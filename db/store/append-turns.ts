@@ -1,6 +1,7 @@
 // Appending the turns of one step (an assistant turn and its tool results, or a proxied request's new
 // messages and its reply) in ONE autocommitted statement: one round trip. Idempotent on (trajectory,
-// index); a conflicting turn, a gap, a finished trajectory or a lost lease is refused with a typed
+// index); another writer's trajectory (trajectory-access.ts), a conflicting turn, a gap, a finished
+// trajectory or a lost lease is refused with a typed
 // error, which a second query explains only when the statement appended nothing (append-refusal.ts).
 //
 // Concurrency (READ COMMITTED): the statement's UPDATE of the trajectory row both validates (running,
@@ -14,6 +15,7 @@
 // below turn_count, so the UPDATE matches nothing and the refusal's explanation finds the stored twin.
 import type { Turn, TurnInput } from '../../protocol/turn.ts';
 import { type SQL, sql } from 'drizzle-orm';
+import { z } from 'zod';
 import { StoreError } from '../errors.ts';
 import { executeNamed } from '../named-statement.ts';
 import { rowsOf } from '../rows-of.ts';
@@ -37,6 +39,7 @@ import {
 } from './finish-trajectory.ts';
 import { parseInput } from './parse-input.ts';
 import { emptyHistoryDigest, historyEntry } from '../../protocol/history-digest.ts';
+import { accessCondition, type ClientKey, type TrajectoryAccess } from './trajectory-access.ts';
 import { appendLeaseExpiry, type TrajectoryLease, trajectoryLeaseSchema } from './trajectory-leases.ts';
 
 export type { AppendTurnResult } from './append-refusal.ts';
@@ -50,12 +53,21 @@ type ParsedFinish = ReturnType<typeof parseFinish>;
 export async function appendTurns(
   db: StoreDb,
   inputs: readonly TurnInput[],
-  leaseInput?: TrajectoryLease,
+  by?: TrajectoryLease | ClientKey,
 ): Promise<AppendTurnResult[]> {
   if (inputs.length === 0) return [];
   const turns = parseTurnBatch(inputs);
-  const lease = leaseInput ? parseInput(trajectoryLeaseSchema, leaseInput, 'lease') : undefined;
-  return appendParsed(db, turns, lease);
+  const lease = by && 'runner' in by ? parseInput(trajectoryLeaseSchema, by, 'lease') : undefined;
+  const key = by && 'keyDigest' in by ? parseInput(keyDigestSchema, by.keyDigest, 'keyDigest') : undefined;
+  return appendParsed(db, turns, lease, writeAccess(lease, key));
+}
+
+const keyDigestSchema = z.string().regex(/^[0-9a-f]{64}$/, 'must be a hex SHA-256 digest');
+
+/** A runner with its lease, or a client (with the digest of the key it gave, if any). */
+function writeAccess(lease: TrajectoryLease | undefined, keyDigest: string | undefined): TrajectoryAccess {
+  if (lease) return { writer: 'runner', runner: lease.runner };
+  return { writer: 'client', ...(keyDigest !== undefined ? { keyDigest } : {}) };
 }
 
 export interface FinalTurnsInput {
@@ -89,14 +101,15 @@ export async function appendFinalTurns(db: StoreDb, input: FinalTurnsInput): Pro
     ...(lease ? { runner: lease.runner } : {}),
   };
   const finish = parseFinish(finishInput);
-  const ended = await insertStep(db, turns, lease, finish);
+  const access = writeAccess(lease, undefined);
+  const ended = await insertStep(db, turns, lease, access, finish);
   if (ended) {
     return {
       turns: turns.map((turn) => ({ trajectoryId: turn.trajectoryId, index: turn.index, created: true })),
       finished: ended,
     };
   }
-  const appended = await appendParsed(db, turns, lease);
+  const appended = await appendParsed(db, turns, lease, access);
   return { turns: appended, finished: await finishTrajectory(db, finishInput) };
 }
 
@@ -107,17 +120,18 @@ async function appendParsed(
   db: StoreDb,
   turns: readonly Turn[],
   lease: TrajectoryLease | undefined,
+  access: TrajectoryAccess,
 ): Promise<AppendTurnResult[]> {
   const first = turns[0] as Turn;
   for (let attempt = 1; ; attempt++) {
-    if (await insertStep(db, turns, lease)) {
+    if (await insertStep(db, turns, lease, access)) {
       return turns.map((turn) => ({ trajectoryId: turn.trajectoryId, index: turn.index, created: true }));
     }
-    const refusal = await explainRefusal(db, turns, lease);
+    const refusal = await explainRefusal(db, turns, lease, access);
     if (refusal.kind === 'repeated') return refusal.results;
     if (refusal.kind === 'rest') {
       // The leading turns were stored by an earlier try of this step: store what is left.
-      const rest = await appendParsed(db, refusal.rest, lease);
+      const rest = await appendParsed(db, refusal.rest, lease, access);
       return [...refusal.results, ...rest];
     }
     // `retry`: the state allowed the append when explained, so the row moved between the two queries.
@@ -139,17 +153,20 @@ async function insertStep(
   db: StoreDb,
   turns: readonly Turn[],
   lease: TrajectoryLease | undefined,
+  access: TrajectoryAccess,
 ): Promise<boolean>;
 async function insertStep(
   db: StoreDb,
   turns: readonly Turn[],
   lease: TrajectoryLease | undefined,
+  access: TrajectoryAccess,
   finish: ParsedFinish,
 ): Promise<FinishTrajectoryResult | undefined>;
 async function insertStep(
   db: StoreDb,
   turns: readonly Turn[],
   lease: TrajectoryLease | undefined,
+  access: TrajectoryAccess,
   finish?: ParsedFinish,
 ): Promise<boolean | FinishTrajectoryResult | undefined> {
   const first = turns[0] as Turn;
@@ -163,7 +180,9 @@ async function insertStep(
     : lease
       ? sql`, heartbeat_at = now(), lease_expires_at = ${appendLeaseExpiry(lease.leaseSeconds)}`
       : sql``;
-  const heldBy: SQL = lease ? sql` and runner = ${lease.runner}` : sql``;
+  // Only the trajectory's writer appends (trajectory-access.ts): a runner holding its lease, or the
+  // client with its key; checked by the UPDATE that writes, so no caller can skip it.
+  const heldBy: SQL = accessCondition(access);
   // Each turn's history digest (protocol/history-digest.ts) chains from the one before it, so the
   // statement computes the chain itself from the stored digest of the turn before the first: the
   // caller need not know it, and an episode's appends and a proxied call's give one chain. A null
@@ -202,7 +221,7 @@ async function insertStep(
       returning ${finish ? sql`*` : sql`id`}
     ), ${chain}, inserted as (
       insert into turns (${insertedTurnColumns})
-      select ${updated}.id, ${recordColumns}, chain.digest
+      select ${updated}.id, ${recordColumns}, chain.digest, ${access.writer}::text
       from ${updated} cross join jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(${turnRecordColumns(false)})
       join chain on chain.position = r.index - ${first.index - 1}::int
     )${finish ? sql`, ${completion.cte}` : sql``}

@@ -5,8 +5,10 @@
 // manual 13.2.1), so exactly one of them sees the count reach `size`. Counting rows instead would read
 // the statement's snapshot, where neither finisher sees the other. A retried identical finish is a
 // no-op; a different one is `trajectory-closed`; both are explained by a second query, only then.
+// Only the trajectory's writer finishes it (trajectory-access.ts), checked in the same UPDATE.
 import { endStatuses, refineEndReason } from '../../protocol/finish.ts';
 import { storableMessage } from '../../protocol/stored-text.ts';
+import { rewardSchema } from '../../protocol/validate-turns.ts';
 import { eq, type SQL, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { StoreError } from '../errors.ts';
@@ -17,22 +19,42 @@ import { type Trajectory, trajectories } from '../schema/trajectories.ts';
 import type { StoreDb } from '../store-db.ts';
 import { id, leaseOwner } from './fields.ts';
 import { parseInput } from './parse-input.ts';
+import { accessCondition, accessRefusal, type TrajectoryAccess } from './trajectory-access.ts';
 import { fromTrajectoryRow } from './trajectory-row.ts';
 
 export const finishTrajectorySchema = z
   .object({
     trajectoryId: id,
     status: z.enum(endStatuses),
-    verifierReward: z.number().optional(),
+    /** In [0, 1], as every writer of a reward (protocol/validate-turns.ts). */
+    verifierReward: rewardSchema.optional(),
     /** Required for `error`; allowed for `truncated` (why it was cut: `max-turns`, …). */
     errorReason: z.string().min(1).max(2000).optional(),
     /** Merged into the trajectory's metadata. */
     metadata: metadataSchema.optional(),
     /** A rollout runner's name: the finish is refused (`lease-lost`) when another runner took the episode over. */
     runner: leaseOwner.optional(),
+    /**
+     * Who finishes it (trajectory-access.ts): `runner` for a rollout slot (implied by `runner`; alone,
+     * the edge ending a slot no runner could run), `client` (the default) for one opened for the proxy.
+     */
+    writer: z.enum(['runner', 'client']).optional(),
+    /** A client's trajectory key digest (hex SHA-256), required when the trajectory has one. */
+    keyDigest: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/, 'must be a hex SHA-256 digest')
+      .optional(),
   })
   .superRefine(refineEndReason('errorReason'));
 export type FinishTrajectoryInput = z.input<typeof finishTrajectorySchema>;
+
+/** The writer a parsed finish acts as (trajectory-access.ts). */
+export function finishAccess(finish: z.output<typeof finishTrajectorySchema>): TrajectoryAccess {
+  if (finish.runner !== undefined || finish.writer === 'runner') {
+    return { writer: 'runner', ...(finish.runner !== undefined ? { runner: finish.runner } : {}) };
+  }
+  return { writer: 'client', ...(finish.keyDigest !== undefined ? { keyDigest: finish.keyDigest } : {}) };
+}
 
 export interface FinishTrajectoryResult {
   readonly trajectory: Trajectory;
@@ -91,12 +113,12 @@ export async function finishTrajectory(
   input: FinishTrajectoryInput,
 ): Promise<FinishTrajectoryResult> {
   const finish = parseFinish(input);
-  const heldBy: SQL = finish.runner !== undefined ? sql` and runner = ${finish.runner}` : sql``;
+  const access = finishAccess(finish);
   const completion = groupCompletion('finished');
   const statement = sql`
     with finished as (
       update trajectories set ${finishAssignments(finish)}
-      where id = ${finish.trajectoryId}::uuid and status = 'running'${heldBy}
+      where id = ${finish.trajectoryId}::uuid and status = 'running'${accessCondition(access)}
       returning *
     ), ${completion.cte}
     select finished.*, ${completion.column} from finished`;
@@ -104,6 +126,9 @@ export async function finishTrajectory(
   if (row) return finishedRow(row);
   const [stored] = await db.select().from(trajectories).where(eq(trajectories.id, finish.trajectoryId));
   if (!stored) throw new StoreError('not-found', `trajectory ${finish.trajectoryId} does not exist`);
+  // Another writer's trajectory is refused before anything else: not even a repeat is confirmed to it.
+  const refused = accessRefusal(stored, access, finish.trajectoryId);
+  if (refused) throw refused;
   const repeated =
     stored.status === finish.status &&
     stored.verifierReward === (finish.verifierReward ?? null) &&

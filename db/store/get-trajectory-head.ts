@@ -17,6 +17,8 @@ export interface TrajectoryHead {
    * has none (stored before the column, or after such a turn), so the turns must be compared.
    */
   readonly historyDigest: string | null;
+  /** The digest of its trajectory key (null: no key, a runner's or a legacy row), for the proxy's writer check. */
+  readonly keyDigest: string | null;
 }
 
 export async function getTrajectoryHead(db: StoreDb, trajectoryId: string): Promise<TrajectoryHead> {
@@ -35,5 +37,6 @@ export async function getTrajectoryHead(db: StoreDb, trajectoryId: string): Prom
   return {
     trajectory: fromTrajectoryRow(trajectory),
     historyDigest: trajectory.turnCount === 0 ? emptyHistoryDigest : (lastDigest ?? null),
+    keyDigest: trajectory.keyDigest,
   };
 }

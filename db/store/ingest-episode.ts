@@ -8,6 +8,7 @@
 import { toolSpecListSchema } from '../../protocol/chat.ts';
 import { endStatuses, refineEndReason } from '../../protocol/finish.ts';
 import { type Turn, type TurnInput, turnInputSchema } from '../../protocol/turn.ts';
+import { rewardSchema, sequenceIssues } from '../../protocol/validate-turns.ts';
 import { z } from 'zod';
 import { metadataSchema } from '../schema/json.ts';
 import { id, int4, name } from './fields.ts';
@@ -58,19 +59,12 @@ const ingestTurnSchema = z
       return z.NEVER;
     }
     const { trajectoryId: _trajectoryId, index: _index, ...turn } = parsed.data;
-    // The columns are int4: a larger count or token id would fail in Postgres without naming the field.
+    // The column is int4: a larger count would fail in Postgres without naming the field (token ids
+    // are the turn record's own rule, protocol/validate-turns.ts).
     if (turn.promptTokenCount !== undefined && !int4.safeParse(turn.promptTokenCount).success)
       ctx.addIssue({
         code: 'custom',
         path: ['promptTokenCount'],
-        message: 'beyond a 32-bit integer',
-        input: raw,
-      });
-    const tooLarge = turn.completionTokenIds?.findIndex((tokenId) => !int4.safeParse(tokenId).success) ?? -1;
-    if (tooLarge >= 0)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['completionTokenIds', tooLarge],
         message: 'beyond a 32-bit integer',
         input: raw,
       });
@@ -100,7 +94,7 @@ export const ingestEpisodeSchema = z
     /** How the episode ended; default `finished`. */
     status: z.enum(endStatuses).default('finished'),
     /** The recording's own reward (its environment's check), stored as the verifier reward. */
-    verifierReward: z.number().optional(),
+    verifierReward: rewardSchema.optional(),
     /** Required for `error`; allowed for `truncated`. */
     errorReason: z.string().min(1).max(2000).optional(),
     metadata: metadataSchema.optional(),
@@ -129,6 +123,9 @@ export const ingestEpisodeSchema = z
       });
     if (episode.startedAt && episode.finishedAt && episode.finishedAt < episode.startedAt)
       ctx.addIssue({ code: 'custom', path: ['finishedAt'], message: 'before startedAt' });
+    // The order of the roles: the same rule as the episode loop's and the proxy's (validate-turns.ts).
+    for (const issue of sequenceIssues(episode.turns).issues)
+      ctx.addIssue({ code: 'custom', path: ['turns', ...issue.path], message: issue.message });
   });
 export type IngestEpisodeInput = z.input<typeof ingestEpisodeSchema>;
 export type IngestEpisode = z.output<typeof ingestEpisodeSchema>;

@@ -165,16 +165,16 @@ async function insertEpisodes(tx: StoreDb, episodes: readonly PlannedEpisode[]):
       with inserted as (
         insert into trajectories (id, ingest_key, env, task_id, policy_version_id, status,
           verifier_reward, error_reason, turn_count, prompt_token_count, completion_token_count,
-          latency_ms, tools, text_encoding, metadata, group_id, started_at, finished_at)
+          latency_ms, tools, text_encoding, metadata, group_id, started_at, finished_at, writer)
         select id, ingest_key, env, task_id, policy_version_id, status, verifier_reward, error_reason,
           turn_count, prompt_token_count, completion_token_count, latency_ms, tools, text_encoding,
-          metadata, group_id, coalesce(started_at, now()), coalesce(finished_at, now())
+          metadata, group_id, coalesce(started_at, now()), coalesce(finished_at, now()), 'ingest'
         from jsonb_to_recordset(${trajectoryJson}::jsonb) as episode(${trajectoryColumns})
         on conflict (ingest_key) do nothing
         returning id
       ), inserted_turns as (
-        insert into turns (${turnColumnList})
-        select ${turnColumnList}
+        insert into turns (${turnColumnList}, writer)
+        select ${turnColumnList}, 'ingest'
         from jsonb_to_recordset(${turnJson}::jsonb) as turn(${turnColumns})
         where turn.trajectory_id in (select id from inserted)
       )

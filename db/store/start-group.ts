@@ -60,6 +60,8 @@ export async function startGroup(db: StoreDb, input: StartGroupInput): Promise<S
     start.awaitRunnerSeconds !== undefined
       ? sql`now() + ${start.awaitRunnerSeconds}::double precision * interval '1 second'`
       : sql`null::timestamptz`;
+  // Slots an edge runs are their runner's; without one, outside agents fill them (trajectory-access.ts).
+  const writer = start.awaitRunnerSeconds !== undefined ? 'runner' : 'client';
   // The env comes from the task, read in the same statement; a missing task leaves `created` empty
   // and the outer check below reports it (the insert's own foreign key would too).
   const statement = sql`
@@ -73,10 +75,10 @@ export async function startGroup(db: StoreDb, input: StartGroupInput): Promise<S
       returning *
     ), members as (
       insert into trajectories (id, group_id, env, task_id, policy_version_id, experiment_arm_id, stickiness_key,
-        metadata, tools, text_encoding, lease_expires_at)
+        metadata, tools, text_encoding, lease_expires_at, writer)
       select s.id, created.id, task.env, created.task_id, created.policy_version_id, s.experiment_arm_id,
         s.stickiness_key, s.metadata, ${stored.tools === null ? null : JSON.stringify(stored.tools)}::jsonb,
-        ${stored.textEncoding}, ${expiry}
+        ${stored.textEncoding}, ${expiry}, ${writer}::text
       from created cross join task
         cross join jsonb_to_recordset(${JSON.stringify(slots)}::jsonb)
           as s(id uuid, experiment_arm_id uuid, stickiness_key text, metadata jsonb)

@@ -34,11 +34,31 @@ export const startTrajectorySchema = z.object({
    * drives it through the proxy), and no sweep ever takes it.
    */
   awaitRunnerSeconds: leaseSeconds.optional(),
+  /**
+   * Who writes it (trajectory-access.ts). Default: `runner` for a slot an edge runs (with
+   * `awaitRunnerSeconds`), else `client`.
+   */
+  writer: z.enum(['runner', 'client']).optional(),
+  /**
+   * The hex SHA-256 of the trajectory key its client will write it with (trajectory-access.ts); only
+   * for a trajectory no runner runs. Absent: its id alone writes it (how rows before keys behave).
+   */
+  keyDigest: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/, 'must be a hex SHA-256 digest')
+    .optional(),
 });
 export type StartTrajectoryInput = z.input<typeof startTrajectorySchema>;
 
 export async function startTrajectory(db: StoreDb, input: StartTrajectoryInput): Promise<Trajectory> {
   const start = parseInput(startTrajectorySchema, input, 'startTrajectory', { keepText: ['tools'] });
+  const writer = start.writer ?? (start.awaitRunnerSeconds !== undefined ? 'runner' : 'client');
+  if (start.keyDigest !== undefined && writer !== 'client') {
+    throw new StoreError(
+      'validation',
+      'startTrajectory: keyDigest: a rollout slot is written by its runner, not with a key',
+    );
+  }
   return db.transaction(async (tx) => {
     let taskId = start.taskId;
     let policyVersionId = start.policyVersionId;
@@ -104,6 +124,9 @@ export async function startTrajectory(db: StoreDb, input: StartTrajectoryInput):
         stickinessKey: start.stickinessKey ?? null,
         metadata: start.metadata ?? {},
         ...toStoredTools(start.tools ?? null),
+        // A slot an edge runs is its runner's; any other start is a client's (trajectory-access.ts).
+        writer,
+        keyDigest: start.keyDigest ?? null,
         ...(start.awaitRunnerSeconds !== undefined
           ? { leaseExpiresAt: leaseExpiry(start.awaitRunnerSeconds) }
           : {}),

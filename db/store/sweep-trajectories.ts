@@ -4,8 +4,8 @@
 // or too old). Rows are locked FOR UPDATE SKIP LOCKED, so two sweeps never take the same episode and
 // a runner mid-append is skipped. Ending the last episode of a group completes the group
 // (finishTrajectory); a running group whose episodes have all ended is completed here too. Only
-// rollout slots carry a lease (start-trajectory.ts' awaitRunnerSeconds): trajectories an outside agent
-// drives through the proxy are never swept.
+// rollout slots carry a lease (start-trajectory.ts' awaitRunnerSeconds), and only rows whose writer is
+// `runner` are swept: trajectories an outside agent drives through the proxy never are.
 import { and, asc, eq, inArray, isNotNull, lt, or, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { rolloutGroups } from '../schema/rollout-groups.ts';
@@ -75,7 +75,16 @@ export async function sweepTrajectories(db: StoreDb, input: SweepTrajectoriesInp
       })
       .from(trajectories)
       .innerJoin(rolloutGroups, eq(rolloutGroups.id, trajectories.groupId))
-      .where(and(eq(trajectories.status, 'running'), eq(rolloutGroups.status, 'running'), scope[sweep.scope]))
+      .where(
+        and(
+          eq(trajectories.status, 'running'),
+          eq(rolloutGroups.status, 'running'),
+          // Only rollout slots: ending any other row as a runner is refused (trajectory-access.ts),
+          // which would fail the whole sweep, every time, over one row that is not a runner's.
+          eq(trajectories.writer, 'runner'),
+          scope[sweep.scope],
+        ),
+      )
       .orderBy(asc(trajectories.startedAt), asc(trajectories.id))
       .limit(sweep.limit)
       .for('update', { of: trajectories, skipLocked: true });
@@ -94,6 +103,8 @@ export async function sweepTrajectories(db: StoreDb, input: SweepTrajectoriesInp
         status: 'error',
         errorReason: reason,
         metadata: { endedBy: sweep.runner },
+        // The edge ends a slot of its own kind (trajectory-access.ts): only runner rows carry leases.
+        writer: 'runner',
       });
       if (finished.groupCompleted) completedGroups.add(episode.groupId);
       ended.push({ ...episode, reason });

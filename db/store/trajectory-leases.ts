@@ -59,6 +59,8 @@ export async function claimTrajectories(db: StoreDb, input: ClaimTrajectoriesInp
       and(
         inArray(trajectories.id, claim.trajectoryIds),
         eq(trajectories.status, 'running'),
+        // Only rollout slots are leased (docs/edge.md, "Who writes a trajectory").
+        eq(trajectories.writer, 'runner'),
         or(
           isNull(trajectories.runner),
           isNull(trajectories.leaseExpiresAt),

@@ -3,7 +3,7 @@
 // row's `text_encoding`. Its other text (env, stickiness key, metadata) is refused instead (docs/store.md).
 import type { ToolSpec } from '../../protocol/chat.ts';
 import { escapeValue, needsEscaping, type TextEncoding, unescapeValue } from '../../protocol/stored-text.ts';
-import type { Trajectory } from '../schema/trajectories.ts';
+import type { Trajectory, TrajectoryRow } from '../schema/trajectories.ts';
 
 export function toStoredTools(tools: ToolSpec[] | null): {
   tools: ToolSpec[] | null;
@@ -14,7 +14,13 @@ export function toStoredTools(tools: ToolSpec[] | null): {
     : { tools, textEncoding: 'plain' };
 }
 
-/** A stored row with its tools as they were written. */
-export function fromTrajectoryRow(row: Trajectory): Trajectory {
-  return row.textEncoding === 'escaped' ? { ...row, tools: unescapeValue(row.tools) } : row;
+/**
+ * A stored row with its tools as they were written, without its key digest: only the store's writer
+ * checks read that (trajectory-access.ts), so no API answer or console page can carry it.
+ */
+export function fromTrajectoryRow(row: TrajectoryRow | Trajectory): Trajectory {
+  const { keyDigest: _digest, ...trajectory } = row as TrajectoryRow;
+  return trajectory.textEncoding === 'escaped'
+    ? { ...trajectory, tools: unescapeValue(trajectory.tools) }
+    : trajectory;
 }

@@ -18,6 +18,8 @@ export interface ToolCallContext<TTask> {
   readonly task: TTask;
   readonly capabilities: Capabilities;
   readonly defaultTimeoutMs: number;
+  /** A cap over every tool's own timeout: what is left of the episode's tool time (toolBudgetMs). */
+  readonly maxTimeoutMs?: number;
   /** The episode's signal: cancelling the episode cancels the tool. */
   readonly signal?: AbortSignal;
 }
@@ -33,13 +35,13 @@ export async function executeToolCall<TTask>(
   const tool = context.tools.find((candidate) => candidate.name === name);
   if (!tool) {
     const known = context.tools.map((candidate) => candidate.name).join(', ');
-    return failure('unknown-tool', `unknown tool "${name}"; available: ${known || 'none'}`);
+    return toolFailure('unknown-tool', `unknown tool "${name}"; available: ${known || 'none'}`);
   }
   const decoded = decodeArguments(call.function.arguments);
-  if (!decoded.ok) return failure('malformed-call', decoded.message);
+  if (!decoded.ok) return toolFailure('malformed-call', decoded.message);
   const parsed = tool.parseArguments(decoded.value);
-  if (!parsed.ok) return failure('invalid-arguments', `invalid arguments for ${name}: ${parsed.message}`);
-  const timeoutMs = tool.timeoutMs ?? context.defaultTimeoutMs;
+  if (!parsed.ok) return toolFailure('invalid-arguments', `invalid arguments for ${name}: ${parsed.message}`);
+  const timeoutMs = Math.min(tool.timeoutMs ?? context.defaultTimeoutMs, context.maxTimeoutMs ?? Infinity);
   const ran = await runWithTimeout(
     (signal) => tool.run(parsed.value, { ...context.capabilities, task: context.task, signal }),
     timeoutMs,
@@ -47,21 +49,22 @@ export async function executeToolCall<TTask>(
   );
   switch (ran.kind) {
     case 'timeout':
-      return failure('tool-timeout', `${name} did not finish within ${timeoutMs} ms`);
+      return toolFailure('tool-timeout', `${name} did not finish within ${timeoutMs} ms`);
     case 'threw':
       return ran.error instanceof ToolRefusal
-        ? failure('refused', ran.error.message)
-        : failure('tool-error', `${name} failed: ${errorMessage(ran.error)}`);
+        ? toolFailure('refused', ran.error.message)
+        : toolFailure('tool-error', `${name} failed: ${errorMessage(ran.error)}`);
     case 'returned': {
       const content = observationText(ran.value);
       return content === undefined
-        ? failure('tool-error', `${name} returned a value that is not JSON-serialisable`)
+        ? toolFailure('tool-error', `${name} returned a value that is not JSON-serialisable`)
         : { content };
     }
   }
 }
 
-function failure(code: ToolErrorCode, message: string): ToolExecution {
+/** A failed call's observation: `{"error": "..."}` with its code, the message cut to a readable length. */
+export function toolFailure(code: ToolErrorCode, message: string): ToolExecution {
   const short =
     message.length > maxErrorMessageChars ? `${message.slice(0, maxErrorMessageChars)}…` : message;
   return { content: JSON.stringify({ error: short }), error: { code, message: short } };

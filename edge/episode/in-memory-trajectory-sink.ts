@@ -1,8 +1,9 @@
 // A TrajectorySink that keeps one trajectory in memory: for tests, dry runs and the demo. It checks
-// what the store will check (each turn against the protocol schema, idempotent appends by index,
-// nothing after finish), and can be told to fail, to exercise the loop's store-failure paths.
+// what the store will check (each turn against the protocol schema and the order rules of
+// protocol/validate-turns.ts, idempotent appends by index, nothing after finish), and can be told to fail, to exercise the loop's store-failure paths.
 import { formatIssues } from '../../protocol/format-issues.ts';
 import { type Turn, type TurnInput, turnInputSchema } from '../../protocol/turn.ts';
+import { sequenceIssues } from '../../protocol/validate-turns.ts';
 import type { TrajectoryEnd, TrajectorySink } from './trajectory-sink.ts';
 
 export interface InMemorySinkFaults {
@@ -40,6 +41,12 @@ export class InMemoryTrajectorySink implements TrajectorySink {
     }
     const kept = new Map(this.#turns);
     for (const input of inputs) this.#check(input, kept);
+    // The order rules of every writer (the store's sink checks them too: store-trajectory-sink.ts).
+    const disorder = sequenceIssues([...kept.values()]).issues[0];
+    if (disorder) {
+      const [index, field] = disorder.path;
+      throw new Error(`invalid turn ${index}: ${field}: ${disorder.message}`);
+    }
     for (const [index, turn] of kept) this.#turns.set(index, turn);
   }
 

@@ -9,6 +9,8 @@ export interface ResumeFrom {
   readonly messages: readonly ChatMessage[];
   /** The last assistant turn's finish reason, as stored in its metadata (decides how it ended). */
   readonly lastFinishReason?: FinishReason;
+  /** Tool time the stored tool turns took, in ms: counted against the episode's toolBudgetMs. */
+  readonly toolMs?: number;
 }
 
 export interface ResumePoint {

@@ -3,7 +3,7 @@
 // write); finish with the verifier's reward.
 // A small state machine over TurnOutcome. No HTTP framework or database here: the policy client and
 // the trajectory sink are injected, so it runs alike in workerd, in Node and in tests.
-import type { ChatMessage, ToolCall } from '../../protocol/chat.ts';
+import type { AssistantMessage, ChatMessage, ToolCall } from '../../protocol/chat.ts';
 import type { TurnInput } from '../../protocol/turn.ts';
 import type { ToolTurnMetadata } from '../../protocol/turn-metadata.ts';
 import { type Capabilities, missingCapabilities } from '../environments/capabilities.ts';
@@ -16,7 +16,9 @@ import { errorMessage } from '../../protocol/error-message.ts';
 import type { EpisodeEvent } from './episode-events.ts';
 import { type ResumeFrom, resumePoint } from './resume-point.ts';
 import { EpisodeSetupError } from './episode-setup-error.ts';
-import { executeToolCall } from './execute-tool-call.ts';
+import { executeToolCall, type ToolExecution, toolFailure } from './execute-tool-call.ts';
+import { callLimitMessage, isPastCallLimit, limitToolCalls } from './limit-tool-calls.ts';
+import { replyIssue } from './reply-issue.ts';
 import { scoreEpisode } from './score-episode.ts';
 import { defaultStopRules, firstStop, type StopRule } from './stop-rules.ts';
 import type { EndStatus } from '../../protocol/finish.ts';
@@ -74,6 +76,8 @@ interface Episode<TTask extends EnvironmentTask> {
   readonly stopRules: readonly StopRule[];
   readonly messages: ChatMessage[];
   assistantTurns: number;
+  /** Tool time spent so far, in ms (the `toolBudgetMs` bound; a resumed run starts from its stored turns'). */
+  toolMs: number;
   /** The last step, in `messages` but not yet written: it is written with the finish (end). */
   lastStep: TurnInput[] | undefined;
 }
@@ -116,6 +120,7 @@ function prepare<TTask extends EnvironmentTask>(options: RunEpisodeOptions<TTask
     stopRules: options.stopRules ?? defaultStopRules,
     messages: [],
     assistantTurns: 0,
+    toolMs: 0,
     lastStep: undefined,
   };
 }
@@ -169,9 +174,16 @@ async function takeTurn<TTask extends EnvironmentTask>(episode: Episode<TTask>):
       }),
   });
   if (!asked.ok) return { kind: 'error', reason: asked.reason };
+  // Checked before anything is stored: a reply too large to keep or a token id the store cannot hold
+  // ends the episode here, with the reason, instead of failing its write (reply-issue.ts).
+  const refused = replyIssue(asked.response, settings);
+  if (refused) return { kind: 'error', reason: `policy: ${refused}` };
   episode.assistantTurns += 1;
   const index = episode.messages.length;
-  const message = withToolCallIds(asked.response.message, index);
+  const { message } = limitToolCalls(
+    withToolCallIds(asked.response.message, index),
+    settings.maxToolCallsPerTurn,
+  );
   const turn = assistantTurn(asked.response, message, {
     trajectoryId: options.sink.trajectoryId,
     index,
@@ -190,6 +202,8 @@ async function takeTurn<TTask extends EnvironmentTask>(episode: Episode<TTask>):
   // mid-step loses only the unwritten step, which a resume asks again.
   const toolFailed = await runToolCalls(
     episode,
+    message,
+    asked.response.message.tool_calls?.length ?? 0,
     message.tool_calls ?? [],
     [{ message, extra: turn }],
     stop.kind !== 'continue',
@@ -215,10 +229,17 @@ async function resumeAfter<TTask extends EnvironmentTask>(
     return { kind: 'error', reason: `resume: stored turn ${mismatch} is not this task's opening message` };
   }
   episode.messages.push(...stored);
+  episode.toolMs = resume.toolMs ?? 0;
   const point = resumePoint(stored);
   episode.assistantTurns = point.assistantTurns;
   if (!point.lastAssistant) return { kind: 'continue' };
-  const toolFailed = await runToolCalls(episode, point.pendingCalls);
+  const lastAssistant = point.lastAssistant;
+  const toolFailed = await runToolCalls(
+    episode,
+    lastAssistant,
+    lastAssistant.tool_calls?.length ?? 0,
+    point.pendingCalls,
+  );
   if (toolFailed) return toolFailed;
   return firstStop(episode.stopRules, {
     assistantTurns: episode.assistantTurns,
@@ -235,26 +256,45 @@ async function resumeAfter<TTask extends EnvironmentTask>(
 /**
  * Runs the calls in order and writes their tool turns after `leading` (the assistant turn that made
  * them, when it is not stored yet) in one append, or keeps them for the finish when `last`. A
- * cancelled step still writes what it has.
+ * cancelled step still writes what it has. `owner` is the assistant message (as stored) that made the
+ * calls and `made` how many calls its reply had: a call past maxToolCallsPerTurn gets the one refusal
+ * (limit-tool-calls.ts), and once the episode's tool time is spent every call gets a `tool-budget`
+ * refusal; a call that runs may take at most the time left.
  */
 async function runToolCalls<TTask extends EnvironmentTask>(
   episode: Episode<TTask>,
+  owner: AssistantMessage,
+  made: number,
   calls: readonly ToolCall[],
   leading: readonly StepEntry[] = [],
   last = false,
 ): Promise<EndOutcome | undefined> {
-  const { options, deps } = episode;
+  const { options, deps, settings } = episode;
   const step: StepEntry[] = [...leading];
   const base = episode.messages.length;
+  const maxCalls = settings.maxToolCallsPerTurn;
   for (const call of calls) {
     const started = deps.now();
-    const execution = await executeToolCall(call, {
-      tools: options.environment.tools,
-      task: options.task,
-      capabilities: episode.capabilities,
-      defaultTimeoutMs: options.environment.toolTimeoutMs,
-      signal: options.signal,
-    });
+    const budgetLeftMs = settings.toolBudgetMs - episode.toolMs;
+    let execution: ToolExecution;
+    if (isPastCallLimit(owner, call, maxCalls)) {
+      execution = toolFailure('call-limit', callLimitMessage(Math.max(1, made - maxCalls), maxCalls));
+    } else if (budgetLeftMs <= 0) {
+      execution = toolFailure(
+        'tool-budget',
+        `not run: this episode has spent its tool time (${settings.toolBudgetMs} ms); answer with what you have`,
+      );
+    } else {
+      execution = await executeToolCall(call, {
+        tools: options.environment.tools,
+        task: options.task,
+        capabilities: episode.capabilities,
+        defaultTimeoutMs: options.environment.toolTimeoutMs,
+        maxTimeoutMs: budgetLeftMs,
+        signal: options.signal,
+      });
+      episode.toolMs += Math.max(0, deps.now() - started);
+    }
     if (options.signal?.aborted)
       return (await record(episode, step)) ?? { kind: 'error', reason: 'cancelled' };
     const index = base + step.length;

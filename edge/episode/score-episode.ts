@@ -5,6 +5,7 @@ import type { ChatMessage } from '../../protocol/chat.ts';
 import type { Capabilities } from '../environments/capabilities.ts';
 import type { Environment, EnvironmentTask, VerifierResult } from '../environments/environment.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
+import { rewardIssue } from '../../protocol/validate-turns.ts';
 import type { TrajectoryEnd } from './trajectory-sink.ts';
 import type { TurnOutcome } from './turn-outcome.ts';
 
@@ -39,9 +40,8 @@ export async function scoreEpisode<TTask extends EnvironmentTask>(
   } catch (error) {
     return { status: 'error', errorReason: `verifier: ${errorMessage(error)}` };
   }
-  if (!(verdict.reward >= 0 && verdict.reward <= 1)) {
-    return { status: 'error', errorReason: `verifier: reward ${verdict.reward} is outside [0, 1]` };
-  }
+  const outOfRange = rewardIssue(verdict.reward);
+  if (outOfRange) return { status: 'error', errorReason: `verifier: reward ${outOfRange}` };
   const detail = [truncation, verdict.detail].filter(Boolean).join('; ');
   return { status, verifierReward: verdict.reward, ...(detail ? { detail } : {}) };
 }

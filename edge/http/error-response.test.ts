@@ -26,6 +26,9 @@ describe('errorResponse', () => {
       'history-mismatch': 409,
       'trajectory-closed': 409,
       'lease-lost': 409,
+      // The writer refusals (docs/edge.md, "Who writes a trajectory").
+      'trajectory-owned': 409,
+      'trajectory-key': 403,
       'policy-lease-lost': 409,
       'not-migrated': 503,
     });

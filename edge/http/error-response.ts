@@ -28,7 +28,10 @@ export function errorResponse(error: unknown): ErrorResponse {
   if (error instanceof StoreError) {
     // The API's code for the store's status: 400 invalid-request, 404, 409 conflict, 503 unavailable.
     const status = storeErrorStatus[error.code];
-    const code = codeForStatus(status);
+    // A store code the API names too (the writer refusals) keeps its name; the rest go by status.
+    const code = Object.hasOwn(apiErrorCodes, error.code)
+      ? (error.code as ApiErrorCode)
+      : codeForStatus(status);
     const field = error.issues[0]?.path.join('.');
     const body = { code, message: error.message, ...(field ? { field } : {}) };
     return { status, body: { error: body }, log: status >= 500 };

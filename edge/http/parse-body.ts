@@ -1,8 +1,10 @@
 // Reads a JSON request body and validates it with a zod schema; any problem is a 400 that names the
 // field (the first issue's path), so a client can tell which part of its request to fix. A body nested
-// deeper than maxJsonDepth is refused before any schema (zod's recursive ones would overflow the stack).
+// deeper than maxJsonDepth is refused before any schema (zod's recursive ones would overflow the stack),
+// and a body that is not UTF-8 before any of that, with the offset of its first bad byte.
 import type { Context } from 'hono';
 import type { z } from 'zod';
+import { decodeUtf8, Utf8Error } from '../../protocol/decode-utf8.ts';
 import { findUnstorable, maxJsonDepth, unstorablePath } from '../../protocol/unstorable-json.ts';
 import { ApiError, invalidField } from './api-error.ts';
 
@@ -10,23 +12,32 @@ export async function parseBody<T extends z.ZodType>(c: Context, schema: T): Pro
   return parseValue(schema, (await readJson(c)).json, 'body');
 }
 
-/** The body as JSON (an empty body is `{}`), refused when not JSON or nested too deep; and its size in bytes. */
+/**
+ * The body as JSON (an empty body is `{}`), refused when not UTF-8 (`body: invalid UTF-8 at byte N`),
+ * not JSON or nested too deep; and its size in bytes.
+ */
 export async function readJsonBody(c: Context): Promise<{ json: unknown; bytes: number }> {
-  const { json, text } = await readJson(c);
-  return { json, bytes: new TextEncoder().encode(text).length };
+  return readJson(c);
 }
 
-async function readJson(c: Context): Promise<{ json: unknown; text: string }> {
-  let json: unknown;
+async function readJson(c: Context): Promise<{ json: unknown; bytes: number }> {
+  const bytes = new Uint8Array(await c.req.arrayBuffer());
   let text: string;
   try {
-    text = await c.req.text();
+    // Strict: a malformed byte is refused where it is, not stored as U+FFFD (decode-utf8.ts).
+    text = decodeUtf8(bytes);
+  } catch (error) {
+    if (!(error instanceof Utf8Error)) throw error;
+    throw new ApiError('invalid-request', `body: ${error.message}`, { field: 'body', cause: error });
+  }
+  let json: unknown;
+  try {
     json = text.trim() === '' ? {} : JSON.parse(text);
   } catch (error) {
     throw new ApiError('invalid-request', 'body: not valid JSON', { field: 'body', cause: error });
   }
   refuseTooDeep(json);
-  return { json, text };
+  return { json, bytes: bytes.byteLength };
 }
 
 /** Only depth here: text Postgres cannot hold is the store's to refuse (or keep), with the field named. */

@@ -3,9 +3,10 @@
 // that sends each request to a replica holding its model, read through `store`.
 import type { Store } from '../../db/store.ts';
 import type { EdgeConfig } from '../edge-config.ts';
+import { episodeBoundDefaults } from '../episode/episode-defaults.ts';
 import type { ReplicaRouter } from '../routing/replica-router.ts';
 import { FleetPolicyClient } from './fleet-policy-client.ts';
-import { OpenAIPolicyClient } from './openai-policy-client.ts';
+import { OpenAIPolicyClient, responseBytesPerReplyByte } from './openai-policy-client.ts';
 import type { PolicyClient } from './policy-client.ts';
 
 export function edgePolicyClient(
@@ -15,6 +16,7 @@ export function edgePolicyClient(
   const options = {
     ...(config.upstream.apiKey ? { apiKey: config.upstream.apiKey } : {}),
     requestTokenIds: config.upstream.requestTokenIds,
+    maxResponseBytes: (config.bounds ?? episodeBoundDefaults).maxReplyBytes * responseBytesPerReplyByte,
   };
   return fleet
     ? new FleetPolicyClient({ ...options, picker: fleet.router.forStore(fleet.store) })

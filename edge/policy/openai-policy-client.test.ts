@@ -320,6 +320,31 @@ describe('OpenAIPolicyClient', () => {
     expect((refused as Error).message).toMatch(/ECONNREFUSED/);
   });
 
+  it('stops reading a body past maxResponseBytes and fails without a retry', async () => {
+    // A runaway endpoint: 50 MB of reply in 64 KiB writes, stopped early when the client goes away.
+    let written = 0;
+    const standIn = await startVllmStandIn((_, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.write('{"choices":[{"index":0,"message":{"role":"assistant","content":"');
+      const chunk = 'x'.repeat(64 * 1024);
+      const more = () => {
+        while (written < 50 * 1024 * 1024 && !response.destroyed) {
+          written += chunk.length;
+          if (!response.write(chunk)) return void response.once('drain', more);
+        }
+        response.end('"}}]}');
+      };
+      more();
+    });
+    const client = new OpenAIPolicyClient({ baseUrl: standIn.baseUrl, maxResponseBytes: 256 * 1024 });
+    const error = await client.complete(request()).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(PolicyError);
+    expect((error as PolicyError).message).toMatch(/^reply-too-large: .* passed 262144 bytes/);
+    expect(isRetryablePolicyError(error)).toBe(false);
+    // The server was cut off long before 50 MB (socket buffers allow some read-ahead).
+    expect(written).toBeLessThan(20 * 1024 * 1024);
+  });
+
   it('rejects a base URL that is not absolute, naming it', () => {
     expect(() => new OpenAIPolicyClient({ baseUrl: 'localhost:8000' })).toThrow(
       /baseUrl must be an absolute http\(s\) URL.*"localhost:8000"/,

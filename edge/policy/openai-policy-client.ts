@@ -6,6 +6,7 @@ import type { PolicyClient, PolicyRequest, PolicyResponse } from './policy-clien
 import { chatCompletionsUrl } from '../../protocol/openai/chat-completions-url.ts';
 import { errorMessageWithCause } from '../../protocol/error-message.ts';
 import { parseRetryAfter } from '../../protocol/openai/retry-after.ts';
+import { readCapped } from '../../protocol/read-capped.ts';
 import { PolicyError } from './policy-error.ts';
 import { toPolicyResponse } from './to-policy-response.ts';
 
@@ -25,7 +26,19 @@ export interface OpenAIPolicyClientOptions {
   /** Injected for tests and for runtimes that wrap fetch; defaults to the global one. */
   readonly fetch?: typeof fetch;
   readonly now?: () => number;
+  /** Largest response body read, in bytes; past it the body is cancelled and the call fails. */
+  readonly maxResponseBytes?: number;
 }
+
+/**
+ * A body carries far more than the reply's text: per-token logprob entries (~60 bytes of JSON per
+ * token in vLLM's `logprobs.content`) and token ids. 32 bytes of body per byte of reply leaves room for
+ * those on a reply at the episode's maxReplyBytes bound, whose check then names the reply's real size.
+ */
+export const responseBytesPerReplyByte = 32;
+
+/** 32 MiB: 32 × the episode loop's 1 MiB reply bound (episode-defaults.ts). */
+export const defaultMaxResponseBytes = 32 * 1024 * 1024;
 
 /** Error bodies are quoted in the reason; a whole HTML error page is not useful there. */
 const maxErrorBodyChars = 300;
@@ -80,8 +93,18 @@ export class OpenAIPolicyClient implements PolicyClient {
         body: JSON.stringify(body),
         signal: request.signal,
       });
-      text = await response.text();
+      const maxBytes = options.maxResponseBytes ?? defaultMaxResponseBytes;
+      const read = await readCapped(response.body, maxBytes);
+      if (!read.ok) {
+        // Not retryable: the same request would bring the same flood back.
+        throw new PolicyError(
+          'invalid-response',
+          `reply-too-large: the response from ${this.#url} passed ${maxBytes} bytes; not read further`,
+        );
+      }
+      text = new TextDecoder().decode(read.bytes);
     } catch (error) {
+      if (error instanceof PolicyError) throw error;
       throw this.#transportError(error, request.signal);
     }
     const latencyMs = Math.max(0, now() - started);

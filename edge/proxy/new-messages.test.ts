@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../protocol/chat.ts';
-import { newMessages } from './new-messages.ts';
+import { historyOrderIssue, newMessages } from './new-messages.ts';
 
 const stored = [
   { role: 'system', content: 's', toolCallId: null },
@@ -62,5 +62,42 @@ describe('newMessages', () => {
 
   it('refuses a conversation shorter than what is stored', () => {
     expect(newMessages(stored, conversation.slice(0, 3))).toMatchObject({ ok: false, field: 'messages' });
+  });
+});
+
+describe('historyOrderIssue', () => {
+  const call = { id: 'c1', type: 'function' as const, function: { name: 'f', arguments: '{}' } };
+
+  it('takes a conversation the reply may follow: system, user, a call and its result', () => {
+    expect(
+      historyOrderIssue([
+        { role: 'system', content: 's' },
+        { role: 'user', content: 'q' },
+        { role: 'assistant', content: null, tool_calls: [call] },
+        { role: 'tool', content: 'r', tool_call_id: 'c1' },
+      ]),
+    ).toBeUndefined();
+  });
+
+  it('names the message in the client’s field names, and a last assistant message the reply would follow', () => {
+    expect(
+      historyOrderIssue([
+        { role: 'user', content: 'q' },
+        { role: 'assistant', content: null, tool_calls: [call] },
+        { role: 'tool', content: 'r', tool_call_id: 'c2' },
+      ]),
+    ).toEqual({
+      field: 'messages.2.tool_call_id',
+      message: 'answers no call of the assistant turn before it (its calls: "c1")',
+    });
+    expect(
+      historyOrderIssue([
+        { role: 'user', content: 'q' },
+        { role: 'assistant', content: 'a' },
+      ]),
+    ).toMatchObject({
+      field: 'messages.1.role',
+      message: expect.stringMatching(/ends with an assistant message/),
+    });
   });
 });

@@ -3,6 +3,7 @@
 // tool results, the call id) and the rest are appended. A client that rewrote or dropped history
 // (summarised it, retried an older call) is refused, naming the first index that differs. Pure.
 import type { ChatMessage } from '../../protocol/chat.ts';
+import { type CheckedTurn, sequenceIssues } from '../../protocol/validate-turns.ts';
 
 export interface StoredTurnView {
   readonly role: string;
@@ -50,4 +51,39 @@ function differs(turn: StoredTurnView, message: ChatMessage): string | undefined
   if ((turn.content ?? '') !== (message.content ?? '')) return 'content';
   if (message.role === 'tool' && turn.toolCallId !== message.tool_call_id) return 'tool_call_id';
   return undefined;
+}
+
+/** The turn record's names for a message's fields, in the client's (`toolCallId` is `tool_call_id`). */
+const messageFields: Readonly<Record<string, string>> = {
+  toolCallId: 'tool_call_id',
+  toolCalls: 'tool_calls',
+};
+
+/**
+ * The refusal of a conversation whose roles no writer of turns may store (protocol/validate-turns.ts:
+ * a tool result answering no call of the assistant message before it, two assistant messages in a
+ * row), naming the first message at fault; the reply is an assistant turn, so the request may not end
+ * with one. Checked on every call, whatever is stored already: the client resends the whole conversation.
+ */
+export function historyOrderIssue(
+  messages: readonly ChatMessage[],
+): { readonly field: string; readonly message: string } | undefined {
+  const turns = messages.map(
+    (message): CheckedTurn => ({
+      role: message.role,
+      ...(message.role === 'assistant' && message.tool_calls ? { toolCalls: message.tool_calls } : {}),
+      ...(message.role === 'tool' ? { toolCallId: message.tool_call_id } : {}),
+    }),
+  );
+  const issue = sequenceIssues([...turns, { role: 'assistant' }]).issues[0];
+  if (!issue) return undefined;
+  const [index, name] = issue.path as [number, string];
+  if (index === messages.length) {
+    return {
+      field: `messages.${index - 1}.role`,
+      message:
+        'the conversation ends with an assistant message: the reply would be a second assistant turn in a row',
+    };
+  }
+  return { field: `messages.${index}.${messageFields[name] ?? name}`, message: issue.message };
 }

@@ -5,6 +5,7 @@ import type { ChatMessage } from '../../protocol/chat.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 import type { TurnInput } from '../../protocol/turn.ts';
 import type { AssistantTurnMetadata } from '../../protocol/turn-metadata.ts';
+import { turnValueIssues } from '../../protocol/validate-turns.ts';
 import { assistantTurn, withToolCallIds } from '../episode/assistant-turn.ts';
 import { ApiError } from '../http/api-error.ts';
 import { toPolicyResponse } from '../policy/to-policy-response.ts';
@@ -37,6 +38,9 @@ export function replyTurn(
       ...built.metadata,
       ...(request.stream ? { streamed: true } : {}),
     };
+    // The endpoint's values are held to every writer's rule (a logprob above 0 is no logprob): its error.
+    const bad = turnValueIssues(built)[0];
+    if (bad) throw new Error(`${bad.path.join('.')}: ${bad.message}`);
     return {
       turn: { ...built, metadata },
       toolCallIds: (message.tool_calls ?? []).map((toolCall) => toolCall.id),

@@ -11,7 +11,7 @@
 // nothing at all: the one append statement checks the head it assumed and stores the exchange
 // (Store.appendConversation), so a call continuing a conversation is one store round trip.
 import { isStoreError } from '../../db/errors.ts';
-import type { Store } from '../../db/store.ts';
+import { accessRefusal, type Store } from '../../db/store.ts';
 import type { ChatMessage, ToolSpec } from '../../protocol/chat.ts';
 import type { TurnInput } from '../../protocol/turn.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
@@ -20,7 +20,7 @@ import { proxyModel } from '../routing/proxy-model.ts';
 import type { RouteCache } from '../routing/route-cache.ts';
 import { type Route, recordedRoute } from '../routing/route.ts';
 import { checkHistory, requestDigest } from './check-history.ts';
-import type { NewMessages } from './new-messages.ts';
+import { historyOrderIssue, type NewMessages } from './new-messages.ts';
 import type { TrajectoryHeads } from './trajectory-heads.ts';
 import { type ClientAsked, clientChunk, clientResponse } from './client-response.ts';
 import { promptTurn, replyTurn } from './proxy-turns.ts';
@@ -28,7 +28,8 @@ import { requestTools } from './request-tools.ts';
 import { type ProxyRequest, toChatMessage } from './proxy-request.ts';
 import { SseParser } from './sse-parser.ts';
 import { ChatStreamAccumulator } from './stream-accumulator.ts';
-import { callUpstream, openUpstream, type UpstreamEndpoint } from './upstream.ts';
+import { callUpstream, openUpstream, replyLimits, type UpstreamEndpoint } from './upstream.ts';
+import { utf8ByteLength } from '../../protocol/utf8-byte-length.ts';
 
 export interface ProxyContext {
   readonly store: Store;
@@ -45,6 +46,8 @@ export interface ProxyContext {
 
 export interface ProxyCall {
   readonly trajectoryId: string;
+  /** The digest of the trajectory key the client presented (protocol/trajectory-key.ts); absent: the id alone. */
+  readonly keyDigest?: string;
   /** `x-edgerl-policy`: the policy to route to when the trajectory has no recorded model. */
   readonly policy?: string;
   readonly request: ProxyRequest;
@@ -68,6 +71,8 @@ interface HeadView {
   readonly historyDigest: string | null;
   readonly tools: readonly ToolSpec[] | null;
   readonly route: Route | undefined;
+  /** The trajectory's key digest; null for a keyless one. */
+  readonly keyDigest: string | null;
 }
 
 interface Exchange {
@@ -96,14 +101,20 @@ async function begin(context: ProxyContext, call: ProxyCall): Promise<Exchange> 
   const known = context.heads?.get(trajectoryId);
   let view: HeadView;
   let fresh: NewMessages;
-  if (known && continues(known, messages)) {
+  if (known && !keyFits(known, call.keyDigest)) {
+    // Not the trajectory's key: the read refuses it (a head is only ever its writer's: a client's).
+    ({ view, fresh } = await readAndCheck(store, trajectoryId, messages, call.keyDigest));
+  } else if (known && continues(known, messages)) {
     view = known;
     fresh = { ok: true, firstIndex: known.turnCount, messages: messages.slice(known.turnCount) };
   } else {
     // No head, or a request it does not vouch for: the answer is the stored state's, read now.
     context.heads?.delete(trajectoryId);
-    ({ view, fresh } = await readAndCheck(store, trajectoryId, messages));
+    ({ view, fresh } = await readAndCheck(store, trajectoryId, messages, call.keyDigest));
   }
+  // After the history check: a rewritten conversation is a conflict whatever its order.
+  const disordered = historyOrderIssue(messages);
+  if (disordered) throw invalidField(disordered.field, disordered.message);
   const model = await proxyModel(
     store,
     view.route,
@@ -128,6 +139,11 @@ async function begin(context: ProxyContext, call: ProxyCall): Promise<Exchange> 
   };
 }
 
+/** True when the call may write the trajectory the head is of: it is keyless, or the call gave its key. */
+function keyFits(head: HeadView, keyDigest: string | undefined): boolean {
+  return head.keyDigest === null || head.keyDigest === keyDigest;
+}
+
 /** True when the request's first messages are the head's turns (their digest is the head's). */
 function continues(head: HeadView, messages: readonly ChatMessage[]): boolean {
   return (
@@ -137,11 +153,16 @@ function continues(head: HeadView, messages: readonly ChatMessage[]): boolean {
   );
 }
 
-/** The trajectory's head read from the store, and the request checked against it (refused with a 409). */
+/**
+ * The trajectory's head read from the store, and the call checked against it before any upstream call:
+ * another writer's trajectory (409 `trajectory-owned`), a missing or wrong key (403 `trajectory-key`),
+ * a closed trajectory or a history that differs (409). The append statement checks the writer again.
+ */
 async function readAndCheck(
   store: Store,
   trajectoryId: string,
   messages: readonly ChatMessage[],
+  keyDigest: string | undefined,
 ): Promise<{ view: HeadView; fresh: Extract<NewMessages, { ok: true }> }> {
   const head = await store.getTrajectoryHead(trajectoryId).catch((error: unknown) => {
     if (isStoreError(error, 'validation')) {
@@ -150,6 +171,12 @@ async function readAndCheck(
     throw error;
   });
   const { trajectory } = head;
+  const refused = accessRefusal(
+    { writer: trajectory.writer, keyDigest: head.keyDigest },
+    { writer: 'client', ...(keyDigest !== undefined ? { keyDigest } : {}) },
+    trajectoryId,
+  );
+  if (refused) throw refused;
   if (trajectory.status !== 'running') {
     throw new ApiError(
       'conflict',
@@ -163,6 +190,7 @@ async function readAndCheck(
     historyDigest: head.historyDigest,
     tools: trajectory.tools,
     route: recordedRoute(trajectory),
+    keyDigest: head.keyDigest,
   };
   return { view, fresh };
 }
@@ -176,6 +204,11 @@ function promptTurnsOf(trajectoryId: string, fresh: Extract<NewMessages, { ok: t
 async function recordWhole(context: ProxyContext, call: ProxyCall, exchange: Exchange): Promise<ProxyResult> {
   const { model } = exchange;
   const upstream = await callUpstream(context.upstream, exchange.upstreamBody, call.signal);
+  const limits = replyLimits(context.upstream);
+  if (upstream.overflow) {
+    const reason = `reply-too-large: the inference response passed ${upstream.overflow.maxBytes} bytes (32 × EPISODE_MAX_REPLY_BYTES) and was cancelled; not stored`;
+    throw await endTooLarge(context, call, reason);
+  }
   if (upstream.status < 200 || upstream.status >= 300) {
     return { status: upstream.status, contentType: upstream.contentType, body: upstream.text, model };
   }
@@ -187,7 +220,12 @@ async function recordWhole(context: ProxyContext, call: ProxyCall, exchange: Exc
   }
   const index = exchange.messages.length;
   const { turn, toolCallIds } = replyTurn(call, json, model, index, upstream.latencyMs, upstream.replica);
-  await storeExchange(context, call.trajectoryId, exchange, turn);
+  const bytes = turnReplyBytes(turn);
+  if (bytes > limits.maxReplyBytes) {
+    const reason = `reply-too-large: the reply is ${bytes} bytes (content and tool-call arguments), over the bound of ${limits.maxReplyBytes} (EPISODE_MAX_REPLY_BYTES); not stored`;
+    throw await endTooLarge(context, call, reason);
+  }
+  await storeExchange(context, call, exchange, turn);
   const body = clientResponse(json, exchange.asked, toolCallIds);
   return {
     status: 200,
@@ -226,6 +264,8 @@ async function recordStream(
   const encoder = new TextEncoder();
   const reader = response.body.getReader();
   const letGo = context.keepStore?.() ?? (() => {});
+  const limits = replyLimits(context.upstream);
+  let bodyBytes = 0;
   let done = false;
   const forward = (events: ReturnType<SseParser['push']>, send: (text: string) => void) => {
     for (const event of events) {
@@ -257,7 +297,7 @@ async function recordStream(
         performance.now() - started,
         replica,
       );
-      await storeExchange(context, call.trajectoryId, exchange, turn);
+      await storeExchange(context, call, exchange, turn);
     } catch (error) {
       context.logError?.(error);
       const message = `edgerl: the reply was not recorded: ${errorMessage(error)}`;
@@ -278,11 +318,29 @@ async function recordStream(
   };
   void (async () => {
     try {
+      let tooLarge: string | undefined;
       for (;;) {
         const { value, done: ended } = await reader.read();
         if (ended) break;
+        bodyBytes += value.byteLength;
         forward(parser.push(decoder.decode(value, { stream: true })), send);
         await drain();
+        // Past either bound the upstream is cancelled at once: the edge holds at most one bound's worth.
+        tooLarge =
+          accumulator.replyBytes > limits.maxReplyBytes
+            ? `reply-too-large: the streamed reply passed ${limits.maxReplyBytes} bytes of content and tool-call arguments (EPISODE_MAX_REPLY_BYTES); stopped, not stored`
+            : bodyBytes > limits.maxBodyBytes
+              ? `reply-too-large: the stream passed ${limits.maxBodyBytes} bytes (32 × EPISODE_MAX_REPLY_BYTES); stopped, not stored`
+              : undefined;
+        if (tooLarge) break;
+      }
+      if (tooLarge) {
+        await reader.cancel(new Error(tooLarge)).catch(() => {});
+        const ended = await endTooLarge(context, call, tooLarge);
+        send(`data: ${JSON.stringify({ error: { message: `edgerl: ${ended.message}` } })}\n\n`);
+        await drain();
+        await writer.close();
+        return;
       }
       await finish(send);
       await drain();
@@ -299,19 +357,46 @@ async function recordStream(
   return { status: 200, contentType: 'text/event-stream', body, turnIndex: index, model };
 }
 
+/** The reply's stored text in bytes: content and tool-call names and arguments (as the episode loop's bound). */
+function turnReplyBytes(turn: TurnInput): number {
+  let bytes = utf8ByteLength(turn.content ?? '');
+  for (const toolCall of turn.toolCalls ?? [])
+    bytes += utf8ByteLength(toolCall.function.name) + utf8ByteLength(toolCall.function.arguments);
+  return bytes;
+}
+
+/**
+ * A reply past the bound: nothing of the exchange is stored, and the trajectory ends `error` with the
+ * reason (as an episode the loop runs would), so its group does not wait on it. Returns the error the
+ * client gets (502: the endpoint answered something the edge will not keep).
+ */
+async function endTooLarge(context: ProxyContext, call: ProxyCall, reason: string): Promise<ApiError> {
+  context.heads?.delete(call.trajectoryId);
+  await context.store
+    .finishTrajectory({
+      trajectoryId: call.trajectoryId,
+      status: 'error',
+      errorReason: reason,
+      ...(call.keyDigest !== undefined ? { keyDigest: call.keyDigest } : {}),
+    })
+    .catch((error: unknown) => context.logError?.(error));
+  return new ApiError('bad-gateway', `inference endpoint: ${reason}`);
+}
+
 /**
  * The request's new messages, the reply and the request's tools: all stored, or none; then the edge's
  * head of the trajectory is the one this call leaves.
  */
 async function storeExchange(
   context: ProxyContext,
-  trajectoryId: string,
+  call: ProxyCall,
   exchange: Exchange,
   reply: TurnInput,
 ): Promise<void> {
   const { store, heads } = context;
+  const { trajectoryId, keyDigest } = call;
   try {
-    const head = await appendExchange(store, trajectoryId, exchange, reply);
+    const head = await appendExchange(store, call, exchange, reply);
     if (head) heads?.set(trajectoryId, head);
   } catch (error) {
     heads?.delete(trajectoryId);
@@ -319,14 +404,14 @@ async function storeExchange(
     // The view was stale (another edge stored turns that differ from this request's), or the stored
     // state moved on under it: check the request against the stored state now, as a call without a
     // view would have, and store it if that allows.
-    const { view, fresh } = await readAndCheck(store, trajectoryId, exchange.messages);
+    const { view, fresh } = await readAndCheck(store, trajectoryId, exchange.messages, keyDigest);
     const retried: Exchange = {
       ...exchange,
       view,
       promptTurns: promptTurnsOf(trajectoryId, fresh),
       tools: requestTools(exchange.requestedTools, view.tools),
     };
-    const head = await appendExchange(store, trajectoryId, retried, reply);
+    const head = await appendExchange(store, call, retried, reply);
     if (head) heads?.set(trajectoryId, head);
   }
 }
@@ -334,21 +419,23 @@ async function storeExchange(
 /** Stores the exchange; the head it leaves, or undefined when the trajectory keeps no digests. */
 async function appendExchange(
   store: Store,
-  trajectoryId: string,
+  call: ProxyCall,
   exchange: Exchange,
   reply: TurnInput,
 ): Promise<(HeadView & { historyDigest: string }) | undefined> {
+  const { trajectoryId, keyDigest } = call;
+  const key = keyDigest !== undefined ? { keyDigest } : undefined;
   const { tools, view } = exchange;
   const turns = [...exchange.promptTurns, reply];
   if (view.historyDigest === null) {
     // Turns stored before the digest: the history was compared turn by turn, and the append is the
     // plain one (its digests stay null). A changed tool list joins it in a transaction.
     if (!tools) {
-      await store.appendTurns(turns);
+      await store.appendTurns(turns, key);
       return undefined;
     }
     await store.transaction(async (tx) => {
-      await tx.appendTurns(turns);
+      await tx.appendTurns(turns, key);
       await tx.setTrajectoryTools({ trajectoryId, tools });
     });
     return undefined;
@@ -359,6 +446,7 @@ async function appendExchange(
     turns,
     previousDigest: view.historyDigest,
     ...(tools ? { tools } : {}),
+    ...key,
   });
   let stored = tools ?? view.tools;
   if (appended.storedTools !== undefined) {
@@ -372,5 +460,6 @@ async function appendExchange(
     historyDigest: appended.historyDigest,
     tools: stored,
     route: view.route,
+    keyDigest: view.keyDigest,
   };
 }

@@ -1,7 +1,9 @@
 // Folds the chunks of a streamed chat completion (OpenAI's `chat.completion.chunk`, with vLLM's
 // `token_ids` and `prompt_token_ids` when asked for) back into the one completion a non-streamed
 // call would have returned, so the recording proxy stores a streamed reply exactly like any other.
-// Only choice 0 is kept (the proxy refuses n > 1). Pure.
+// Only choice 0 is kept (the proxy refuses n > 1). Pure. It counts the reply's bytes as they come
+// (content + tool-call names and arguments, UTF-8), so the proxy can stop a stream past its bound.
+import { utf8ByteLength } from '../../protocol/utf8-byte-length.ts';
 
 type Json = Record<string, unknown>;
 
@@ -23,6 +25,12 @@ export class ChatStreamAccumulator {
   #sawLogprobs = false;
   #promptTokenIds: unknown;
   #usage: unknown;
+  #replyBytes = 0;
+
+  /** The reply's bytes so far: content and tool-call names and arguments, in UTF-8. */
+  get replyBytes(): number {
+    return this.#replyBytes;
+  }
 
   add(chunk: unknown): void {
     if (!isObject(chunk)) return;
@@ -35,6 +43,7 @@ export class ChatStreamAccumulator {
       const delta = isObject(choice.delta) ? choice.delta : {};
       if (typeof delta.content === 'string') {
         this.#content += delta.content;
+        this.#replyBytes += utf8ByteLength(delta.content);
         if (delta.content !== '') this.#sawContent = true;
       }
       if (Array.isArray(delta.tool_calls)) for (const call of delta.tool_calls) this.#addToolCall(call);
@@ -60,8 +69,14 @@ export class ChatStreamAccumulator {
     this.#toolCalls[position] = parts;
     if (typeof call.id === 'string' && call.id) parts.id = call.id;
     const fn = isObject(call.function) ? call.function : {};
-    if (typeof fn.name === 'string' && fn.name) parts.name = fn.name;
-    if (typeof fn.arguments === 'string') parts.arguments += fn.arguments;
+    if (typeof fn.name === 'string' && fn.name) {
+      this.#replyBytes += utf8ByteLength(fn.name) - utf8ByteLength(parts.name);
+      parts.name = fn.name;
+    }
+    if (typeof fn.arguments === 'string') {
+      parts.arguments += fn.arguments;
+      this.#replyBytes += utf8ByteLength(fn.arguments);
+    }
   }
 
   /** The equivalent non-streamed completion. */

@@ -8,6 +8,7 @@ const head = (turnCount: number): TrajectoryHead => ({
   historyDigest: turnCount === 0 ? '' : 'ab'.repeat(32),
   tools: null,
   route: { model: 'agent@1' },
+  keyDigest: null,
 });
 
 describe('TrajectoryHeads', () => {

@@ -21,6 +21,11 @@ export interface TrajectoryHead {
   readonly tools: readonly ToolSpec[] | null;
   /** The route the trajectory recorded when it started; undefined when it recorded none. */
   readonly route: Route | undefined;
+  /**
+   * The digest of the trajectory's key (null: a keyless trajectory, opened before keys): a call
+   * presenting another key is not vouched for by the head, and is checked by a read.
+   */
+  readonly keyDigest: string | null;
 }
 
 /** Heads kept by default: a few thousand live conversations per process, each a few hundred bytes plus its tools. */

@@ -3,6 +3,7 @@
 import { chatCompletionsUrl } from '../../protocol/openai/chat-completions-url.ts';
 import { startDeadline } from '../../protocol/deadline.ts';
 import { errorMessageWithCause } from '../../protocol/error-message.ts';
+import { readCapped } from '../../protocol/read-capped.ts';
 import { ApiError } from '../http/api-error.ts';
 import type { FleetFetch } from '../routing/fleet-fetch.ts';
 
@@ -17,12 +18,35 @@ export interface UpstreamEndpoint {
   readonly fetch?: typeof fetch;
   /** Over an inference fleet: sends to a replica that holds the body's model (edge/routing/fleet-fetch.ts). */
   readonly fleet?: FleetFetch;
+  /**
+   * Bytes of one reply the proxy records (content + tool-call arguments; EPISODE_MAX_REPLY_BYTES);
+   * a response body is read up to `replyBodyBytes` of it. Absent: episodeBoundDefaults' 1 MiB.
+   */
+  readonly maxReplyBytes?: number;
+}
+
+/** The default reply bound, as the episode loop's (episode-defaults.ts): 1 MiB. */
+const defaultMaxReplyBytes = 1024 * 1024;
+
+/**
+ * A body holds more than the reply's text: per-token logprob entries (~60 bytes of JSON a token in
+ * vLLM's `logprobs.content`), token ids, and in a stream one event per token. 32 body bytes per reply
+ * byte (as the policy client's, openai-policy-client.ts) is room for those at the reply bound.
+ */
+export function replyLimits(endpoint: Pick<UpstreamEndpoint, 'maxReplyBytes'>): {
+  maxReplyBytes: number;
+  maxBodyBytes: number;
+} {
+  const maxReplyBytes = endpoint.maxReplyBytes ?? defaultMaxReplyBytes;
+  return { maxReplyBytes, maxBodyBytes: maxReplyBytes * 32 };
 }
 
 export interface UpstreamReply {
   readonly status: number;
   readonly contentType: string;
   readonly text: string;
+  /** Set when the body passed the read cap: it was cancelled there and `text` is empty. */
+  readonly overflow?: { readonly bytesRead: number; readonly maxBytes: number };
   readonly latencyMs: number;
   /** Over a fleet: the replica that answered. */
   readonly replica?: string;
@@ -46,11 +70,13 @@ export async function callUpstream(
       body: JSON.stringify(body),
       signal: deadline.signal,
     });
-    const text = await response.text();
+    // Read with a cap, never whole: a hostile or runaway endpoint's 50 MB body is cancelled at the cap.
+    const read = await readCapped(response.body, replyLimits(endpoint).maxBodyBytes);
     return {
       status: response.status,
       contentType: response.headers.get('content-type') ?? 'application/json',
-      text,
+      text: read.ok ? new TextDecoder().decode(read.bytes) : '',
+      ...(read.ok ? {} : { overflow: { bytesRead: read.bytesRead, maxBytes: read.maxBytes } }),
       latencyMs: performance.now() - started,
       ...(replica ? { replica } : {}),
     };

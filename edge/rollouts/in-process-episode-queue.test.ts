@@ -30,6 +30,24 @@ describe('InProcessEpisodeQueue', () => {
     expect(ran.sort()).toEqual(Array.from({ length: 10 }, (_, n) => message(n).trajectoryId).sort());
   });
 
+  it('keeps a moving mean of run times for admission: the first run, then 0.1 of each difference', async () => {
+    let clock = 0;
+    const durations = [100, 200];
+    const queue = new InProcessEpisodeQueue({
+      concurrency: 1,
+      now: () => clock,
+      async run() {
+        clock += durations.shift() ?? 0;
+        return true;
+      },
+    });
+    expect(queue.meanRunMs).toBeUndefined();
+    await queue.dispatch([message(1), message(2)]);
+    await queue.idle();
+    // 100, then 100 + 0.1 × (200 − 100) = 110.
+    expect(queue.meanRunMs).toBe(110);
+  });
+
   it('delivers a message again until it is acknowledged, counting attempts from 1', async () => {
     const attempts: number[] = [];
     const delays: number[] = [];

@@ -13,6 +13,8 @@ export interface InProcessQueueOptions {
   readonly retryDelayMs?: (attempt: number) => number;
   /** Called when `run` itself throws (a bug): the message is dropped. */
   onError?(message: EpisodeMessage, error: unknown): void;
+  /** Milliseconds, for the mean run time; tests replace it. Default performance.now. */
+  readonly now?: () => number;
 }
 
 interface Entry {
@@ -30,6 +32,8 @@ export class InProcessEpisodeQueue implements EpisodeDispatcher {
   readonly #abort = new AbortController();
   #running = 0;
   #closed = false;
+  /** Moving mean of delivery run times, in ms (admission's Retry-After); undefined before the first. */
+  #meanRunMs: number | undefined;
   #idleWaiters: (() => void)[] = [];
 
   constructor(options: InProcessQueueOptions) {
@@ -48,6 +52,14 @@ export class InProcessEpisodeQueue implements EpisodeDispatcher {
   /** Messages waiting (not counting those waiting for a retry) and runs in progress. */
   get size(): { readonly pending: number; readonly running: number; readonly retrying: number } {
     return { pending: this.#pending.length, running: this.#running, retrying: this.#timers.size };
+  }
+
+  /**
+   * Mean run time of recent deliveries, in ms: an exponential moving mean with weight 0.1 (about the
+   * last ten runs), for admission's Retry-After (admit-episodes.ts). Undefined before the first ends.
+   */
+  get meanRunMs(): number | undefined {
+    return this.#meanRunMs;
   }
 
   /** Resolves once nothing is pending, running or waiting for a retry. */
@@ -82,11 +94,16 @@ export class InProcessEpisodeQueue implements EpisodeDispatcher {
 
   async #deliver(entry: Entry): Promise<void> {
     let ack: boolean;
+    const now = this.#options.now ?? (() => performance.now());
+    const started = now();
     try {
       ack = await this.#options.run(entry.message, entry.attempt, this.#abort.signal);
     } catch (error) {
       this.#options.onError?.(entry.message, error);
       return;
+    } finally {
+      const ms = now() - started;
+      this.#meanRunMs = this.#meanRunMs === undefined ? ms : this.#meanRunMs + 0.1 * (ms - this.#meanRunMs);
     }
     if (ack || this.#closed) return;
     const attempt = entry.attempt + 1;

@@ -33,7 +33,8 @@ async function heldBy(ids: readonly string[]): Promise<(string | null)[]> {
 describe('LeaseKeeper', () => {
   it('renews what it holds, reports an episode taken over, and hands the rest back on releaseAll', async () => {
     const { store } = testStore;
-    const { trajectories } = await makeGroup(store, { size: 3 });
+    // Rollout slots: only they are leased (docs/edge.md, "Who writes a trajectory").
+    const { trajectories } = await makeGroup(store, { size: 3, writer: 'runner' });
     const ids = trajectories.map((trajectory) => trajectory.id) as [string, string, string];
     // The timer would tick only after an hour: the test beats by hand.
     const keeper = new LeaseKeeper({ store, leaseSeconds: 60, beatEveryMs: 3_600_000 });

@@ -10,6 +10,7 @@
 // Before anything runs, the runner claims the episode's lease (db/store/trajectory-leases.ts): an
 // episode another live runner holds is skipped, and one taken over mid-run stops (its new runner
 // carries on from the stored turns); while it runs, its turns and the keeper's beats renew the lease.
+// A claimed episode holding a turn another writer stored ends as `error`, never resumed from it.
 import { formatIssues } from '../../protocol/format-issues.ts';
 import { isStoreError } from '../../db/errors.ts';
 import type { Task } from '../../db/schema/tasks.ts';
@@ -102,6 +103,14 @@ async function runClaimed(
 ): Promise<QueuedEpisodeOutcome> {
   const { store, runner } = context;
   const trajectoryId = claim.trajectory.id;
+  if (claim.foreignTurn) {
+    // The episode never continues from turns it did not write (docs/edge.md, "Who writes a trajectory"):
+    // the store refuses such writes, so one here was written around it; the episode ends, kept for a look.
+    const { index, writer } = claim.foreignTurn;
+    const reason = `turn ${index} was stored by a ${writer}, not by this episode's runner; the episode does not resume from it`;
+    await store.finishTrajectory({ trajectoryId, status: 'error', errorReason: reason, runner: runner.name });
+    return { kind: 'ran', status: 'error', turns: claim.trajectory.turnCount, resumed: false };
+  }
   // A fresh episode has no turns to read; a resumed one reads them now that no one else appends.
   const { trajectory, turns } =
     claim.trajectory.turnCount > 0
@@ -124,6 +133,7 @@ async function runClaimed(
     lease: { runner: runner.name, leaseSeconds: runner.keeper.leaseSeconds },
     holdFinish: () => signal.aborted,
     onStored: () => runner.keeper.renewed(trajectoryId),
+    history: turns,
   });
   let result: Awaited<ReturnType<typeof runEpisode>>;
   try {
@@ -204,7 +214,13 @@ async function failSetup(store: Store, trajectoryId: string, reason: string): Pr
  */
 export async function abandonEpisode(store: Store, trajectoryId: string, reason: string): Promise<void> {
   try {
-    await store.finishTrajectory({ trajectoryId, status: 'error', errorReason: reason.slice(0, 2000) });
+    // As the edge that runs the slot (no lease: it may never have been claimed).
+    await store.finishTrajectory({
+      trajectoryId,
+      status: 'error',
+      errorReason: reason.slice(0, 2000),
+      writer: 'runner',
+    });
   } catch (error) {
     if (isStoreError(error, 'trajectory-closed')) return;
     throw error;

@@ -19,6 +19,7 @@ import { type EpisodeDispatcher, episodeMessage } from './episode-message.ts';
 import { type SamplingSettings, samplingSettingsSchema } from '../policy/sampling-settings.ts';
 import { type RolloutMetadata, slotSeed } from './rollout-metadata.ts';
 import { abandonEpisode } from './run-queued-episode.ts';
+import { type AdmissionLimits, admitForPolicy, admitOnEdge, type EdgeBacklog } from './admit-episodes.ts';
 
 /** Largest group one request may start; GRPO groups are usually 4–64 (DeepSeekMath used 64). */
 export const maxGroupSize = 256;
@@ -84,6 +85,14 @@ export interface StartRolloutContext {
   readonly randomSeed?: () => number;
   /** The edge's route table (routing/route-cache.ts); absent: a policy name is looked up every time. */
   readonly routes?: RouteCache;
+  /**
+   * The admission bounds (admit-episodes.ts), and this edge's queue when it has one (Node): a group
+   * past them is refused with BacklogFull before anything is written. Absent: everything is admitted.
+   */
+  readonly admission?: {
+    readonly limits: AdmissionLimits;
+    readonly backlog?: () => EdgeBacklog;
+  };
 }
 
 /** What creating a group (without its slots) needs. */
@@ -176,6 +185,11 @@ async function writeRolloutGroup(
     environment,
     request,
   );
+  // A group for outside agents queues nothing here; it is refused only while its policy is past its bound.
+  if (context.admission) {
+    const { limits, backlog } = context.admission;
+    await admitForPolicy(context.store, route, 0, limits, backlog?.());
+  }
   const group = await context.store.createGroup({
     taskId: taskRow.id,
     size: request.groupSize,
@@ -201,6 +215,10 @@ export async function startRollout(
       );
     }
   }
+  // This edge's queue first (no store work), then the policy's episodes in flight, in the transaction
+  // that writes the group: a refused request writes nothing.
+  const backlog = context.admission?.backlog?.();
+  if (context.admission && backlog) admitOnEdge(backlog, request.groupSize, context.admission.limits);
   // The group and every slot's trajectory commit together, before anything is queued: a failed
   // request writes nothing, and every queued message names a committed trajectory.
   const { group, taskRow, route, trajectoryIds } = await store.transaction(async (tx) => {
@@ -209,6 +227,8 @@ export async function startRollout(
       environment,
       request,
     );
+    if (context.admission)
+      await admitForPolicy(tx, route, request.groupSize, context.admission.limits, backlog);
     const routed = trajectoryRouteFields(route);
     // The group and its slots in one statement (startGroup): one round trip whatever the size.
     const started = await tx.startGroup({

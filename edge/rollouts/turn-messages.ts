@@ -9,5 +9,7 @@ export function resumeFromTurns(turns: readonly TurnRow[]): ResumeFrom {
   const messages = turns.map(turnToChatMessage);
   const lastAssistant = turns.findLast((turn) => turn.role === 'assistant');
   const lastFinishReason = lastAssistant ? readTurnMetadata(lastAssistant).finishReason : undefined;
-  return { messages, ...(lastFinishReason ? { lastFinishReason } : {}) };
+  // The tool time already spent, so a resumed run keeps to the episode's toolBudgetMs.
+  const toolMs = turns.reduce((sum, turn) => sum + (turn.role === 'tool' ? (turn.latencyMs ?? 0) : 0), 0);
+  return { messages, ...(lastFinishReason ? { lastFinishReason } : {}), ...(toolMs > 0 ? { toolMs } : {}) };
 }

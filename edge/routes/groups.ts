@@ -7,6 +7,8 @@ import { groupStatuses, trajectoryStatuses, type TrajectoryStatus } from '../../
 import type { EdgeEnv } from '../app-env.ts';
 import type { Environment } from '../environments/environment.ts';
 import { parseBody, parseValue } from '../http/parse-body.ts';
+import { refuseWhenFull } from '../http/refuse-when-full.ts';
+import type { AdmissionLimits, EdgeBacklog } from '../rollouts/admit-episodes.ts';
 import { bodyLimit } from '../middleware/body-limit.ts';
 import { createRolloutGroup, rolloutRequestSchema } from '../rollouts/start-rollout.ts';
 import type { ReplicaRouter } from '../routing/replica-router.ts';
@@ -18,6 +20,8 @@ export interface GroupRouteDeps {
   readonly fleet?: ReplicaRouter;
   readonly maxBodyBytes: number;
   readonly routes?: RouteCache;
+  /** Admission bounds (start-rollout.ts): a new group is refused while its policy is past its bound. */
+  readonly admission?: { readonly limits: AdmissionLimits; readonly backlog?: () => EdgeBacklog };
 }
 
 const idParam = z.object({ id: z.uuid() });
@@ -37,15 +41,18 @@ export function groupRoutes(deps: GroupRouteDeps) {
   return new Hono<EdgeEnv>()
     .post('/', bodyLimit(deps.maxBodyBytes), async (c) => {
       const request = await parseBody(c, rolloutRequestSchema);
-      const { group, taskRow, task, route } = await createRolloutGroup(
-        {
-          store: c.var.store,
-          environments: deps.environments,
-          defaultModel: deps.defaultModel,
-          ...(deps.fleet ? { fleet: deps.fleet } : {}),
-          ...(deps.routes ? { routes: deps.routes } : {}),
-        },
-        request,
+      const { group, taskRow, task, route } = await refuseWhenFull(c, () =>
+        createRolloutGroup(
+          {
+            store: c.var.store,
+            environments: deps.environments,
+            defaultModel: deps.defaultModel,
+            ...(deps.fleet ? { fleet: deps.fleet } : {}),
+            ...(deps.routes ? { routes: deps.routes } : {}),
+            ...(deps.admission ? { admission: deps.admission } : {}),
+          },
+          request,
+        ),
       );
       c.header('Location', `/v1/groups/${group.id}`);
       return c.json(

@@ -1,9 +1,11 @@
-// POST /v1/chat/completions: the OpenAI-compatible recording proxy. Point an agent's base URL at
-// the edge and send `x-edgerl-trajectory: <id>` (from POST /v1/trajectories); every call is
-// forwarded to the inference endpoint and recorded as turns of that trajectory.
+// POST /v1/chat/completions: the OpenAI-compatible recording proxy. Point an agent's base URL at the
+// trajectory's baseURL (/t/<key>/v1, from POST /v1/trajectories), or at /v1 with the trajectory key in
+// `x-edgerl-trajectory`; every call is forwarded to the inference endpoint and recorded as turns of
+// that trajectory. Only a client trajectory, with its key, is written here (docs/edge.md, "Who writes
+// a trajectory"): a rollout's or an upload's is refused before the upstream is called.
 import { Hono } from 'hono';
 import type { EdgeEnv } from '../app-env.ts';
-import { invalidField } from '../http/api-error.ts';
+import { trajectoryCredential, trajectoryHeader } from '../http/trajectory-credential.ts';
 import { parseBody } from '../http/parse-body.ts';
 import { bodyLimit } from '../middleware/body-limit.ts';
 import { proxyRequestSchema } from '../proxy/proxy-request.ts';
@@ -25,18 +27,12 @@ export interface ProxyRouteDeps {
   readonly routes?: RouteCache;
 }
 
-export const trajectoryHeader = 'x-edgerl-trajectory';
+export { trajectoryHeader };
 export const policyHeader = 'x-edgerl-policy';
 
 export function proxyRoutes(deps: ProxyRouteDeps) {
   return new Hono<EdgeEnv>().post('/chat/completions', bodyLimit(deps.maxBodyBytes), async (c) => {
-    const trajectoryId = c.req.header(trajectoryHeader);
-    if (!trajectoryId) {
-      throw invalidField(
-        trajectoryHeader,
-        'header required: the trajectory to record into (POST /v1/trajectories starts one)',
-      );
-    }
+    const { trajectoryId, keyDigest } = trajectoryCredential(c, true);
     const request = await parseBody(c, proxyRequestSchema);
     const policy = c.req.header(policyHeader);
     const result = await recordChatCompletion(
@@ -50,7 +46,13 @@ export function proxyRoutes(deps: ProxyRouteDeps) {
         ...(deps.heads ? { heads: deps.heads } : {}),
         ...(deps.routes ? { routes: deps.routes } : {}),
       },
-      { trajectoryId, request, ...(policy ? { policy } : {}), signal: c.req.raw.signal },
+      {
+        trajectoryId,
+        ...(keyDigest !== undefined ? { keyDigest } : {}),
+        request,
+        ...(policy ? { policy } : {}),
+        signal: c.req.raw.signal,
+      },
     );
     const headers: Record<string, string> = {
       'content-type': result.contentType,

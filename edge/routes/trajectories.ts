@@ -1,15 +1,20 @@
 // Trajectories: POST /v1/trajectories starts one for an agent that records through the proxy (live
-// traffic, or a member of a group), or, given turns, stores whole episodes recorded elsewhere (one, or
+// traffic, or a member of a group), returning its trajectory key and baseURL once (docs/edge.md, "Who
+// writes a trajectory"), or, given turns, stores whole episodes recorded elsewhere (one, or
 // `episodes`); GET /:id reads one with its turns, GET /:id/events streams its turns as server-sent
-// events until it ends, POST /:id/finish closes it with a status and reward.
-import { Hono } from 'hono';
+// events until it ends, POST /:id/finish closes it with a status and reward (a client trajectory's
+// key in `x-edgerl-trajectory`; the same finish is POST /t/<key>/finish).
+import { type Context, Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
 import { endStatuses, refineEndReason } from '../../protocol/finish.ts';
 import { emptyHistoryDigest } from '../../protocol/history-digest.ts';
+import { rewardSchema } from '../../protocol/validate-turns.ts';
 import type { EdgeEnv } from '../app-env.ts';
 import { ApiError, invalidField } from '../http/api-error.ts';
 import { parseBody, parseValue, readJsonBody } from '../http/parse-body.ts';
+import { trajectoryCredential, trajectoryHeader } from '../http/trajectory-credential.ts';
+import { newTrajectoryKey } from '../../protocol/trajectory-key.ts';
 import { classifyTrajectoriesBody, ingestError } from './ingest-request.ts';
 import { bodyLimit } from '../middleware/body-limit.ts';
 import type { ReplicaRouter } from '../routing/replica-router.ts';
@@ -47,11 +52,11 @@ const startSchema = z.strictObject({
 });
 
 /** The store's finish (finishTrajectory) under the API's names, with the agent's reward bounded. */
-const finishSchema = z
+export const finishSchema = z
   .strictObject({
     status: z.enum(endStatuses),
-    /** The agent's own reward in [0, 1] (stored as the verifier reward). */
-    reward: z.number().min(0).max(1).optional(),
+    /** The agent's own reward in [0, 1] (stored as the verifier reward; protocol/validate-turns.ts). */
+    reward: rewardSchema.optional(),
     /** Why it failed (`error`) or was cut short (`truncated`). */
     reason: z.string().min(1).max(2000).optional(),
     metadata: z.record(z.string(), z.unknown()).optional(),
@@ -69,6 +74,30 @@ const lastEventIdHeader = z.coerce
   .max(maxTurnIndex, {
     error: `must be a turn index, at most ${maxTurnIndex}`,
   });
+
+/**
+ * Finishes a client trajectory with the body's outcome, as the writer holding `keyDigest` (the
+ * store refuses another writer's trajectory, or a wrong key): POST /:id/finish and /t/<key>/finish.
+ */
+export async function finishClientTrajectory(
+  c: Context<EdgeEnv>,
+  trajectoryId: string,
+  keyDigest: string | undefined,
+  heads: TrajectoryHeads | undefined,
+) {
+  const body = await parseBody(c, finishSchema);
+  const { trajectory, groupCompleted } = await c.var.store.finishTrajectory({
+    trajectoryId,
+    status: body.status,
+    ...(body.reward !== undefined ? { verifierReward: body.reward } : {}),
+    ...(body.reason !== undefined ? { errorReason: body.reason } : {}),
+    ...(body.metadata ? { metadata: body.metadata } : {}),
+    writer: 'client',
+    ...(keyDigest !== undefined ? { keyDigest } : {}),
+  });
+  heads?.delete(trajectoryId);
+  return { trajectory, groupCompleted };
+}
 
 function tooLarge(maxBytes: number): ApiError {
   return new ApiError('payload-too-large', `body: larger than the limit of ${maxBytes} bytes`, {
@@ -123,7 +152,11 @@ export function trajectoryRoutes(deps: TrajectoryRouteDeps) {
         );
       }
       const routed = route ? trajectoryRouteFields(route) : { metadata: {} };
+      // Its key, made here so the id it names is the row's; the store keeps only the digest.
+      const { key, keyDigest } = newTrajectoryKey(crypto.randomUUID());
       const trajectory = await store.startTrajectory({
+        id: key.slice(0, key.indexOf('.')),
+        keyDigest,
         ...(body.env ? { env: body.env } : {}),
         ...(body.groupId ? { groupId: body.groupId } : {}),
         ...(body.taskId ? { taskId: body.taskId } : {}),
@@ -137,9 +170,21 @@ export function trajectoryRoutes(deps: TrajectoryRouteDeps) {
         historyDigest: emptyHistoryDigest,
         tools: trajectory.tools,
         route: recordedRoute(trajectory),
+        keyDigest,
       });
       c.header('Location', `/v1/trajectories/${trajectory.id}`);
-      return c.json({ trajectory, model: route?.model ?? null, arm: route?.armName ?? null }, 201);
+      // The key is in this response only: never logged, never stored in clear, never shown again.
+      const baseURL = `${new URL(c.req.url).origin}/t/${key}/v1`;
+      return c.json(
+        {
+          trajectory,
+          key,
+          baseURL,
+          model: route?.model ?? null,
+          arm: route?.armName ?? null,
+        },
+        201,
+      );
     })
     .get('/:id', async (c) => {
       const { id } = parseValue(idParam, c.req.param(), 'id');
@@ -147,16 +192,11 @@ export function trajectoryRoutes(deps: TrajectoryRouteDeps) {
     })
     .post('/:id/finish', bodyLimit(deps.maxBodyBytes), async (c) => {
       const { id } = parseValue(idParam, c.req.param(), 'id');
-      const body = await parseBody(c, finishSchema);
-      deps.heads?.delete(id);
-      const { trajectory, groupCompleted } = await c.var.store.finishTrajectory({
-        trajectoryId: id,
-        status: body.status,
-        ...(body.reward !== undefined ? { verifierReward: body.reward } : {}),
-        ...(body.reason !== undefined ? { errorReason: body.reason } : {}),
-        ...(body.metadata ? { metadata: body.metadata } : {}),
-      });
-      return c.json({ trajectory, groupCompleted });
+      const credential = trajectoryCredential(c, false);
+      if (credential && credential.trajectoryId !== id) {
+        throw invalidField(trajectoryHeader, `names trajectory ${credential.trajectoryId}, not ${id}`);
+      }
+      return c.json(await finishClientTrajectory(c, id, credential?.keyDigest, deps.heads));
     })
     .get('/:id/events', async (c) => {
       const { id } = parseValue(idParam, c.req.param(), 'id');

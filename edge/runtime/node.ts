@@ -18,6 +18,7 @@ import type { ReadOnlySql } from '../../protocol/read-only-sql.ts';
 import { embeddedReadOnlySql } from '../../sandbox/node/embedded-read-only-sql.ts';
 import { serverReadOnlySql } from '../../sandbox/node/server-read-only-sql.ts';
 import { createApp, type EdgeApp, type EdgeLimits } from '../app.ts';
+import { serverErrorLine } from '../http/server-error-line.ts';
 import type { EdgeConfig } from '../edge-config.ts';
 import type { Environment } from '../environments/environment.ts';
 import { environments as shippedEnvironments } from '../environments/environments.ts';
@@ -36,6 +37,8 @@ import { sweepEpisodes } from '../rollouts/sweep-episodes.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 import { sharedStoreProvider } from '../store-provider.ts';
 import { useSha256 } from '../../protocol/sha256.ts';
+import { clientAddress, nodePeerAddress } from '../../protocol/client-address.ts';
+import { GuessLimiter } from '../../protocol/guess-limiter.ts';
 import { nodeSha256 } from './node-sha256.ts';
 
 export interface StartEdgeOptions {
@@ -54,6 +57,12 @@ export interface StartEdgeOptions {
    * the embedded sandbox.
    */
   readonly sql?: ReadOnlySql;
+  /**
+   * Build the embedded SQL sandbox (when it is the one used) before listening, its dump kept in
+   * `cacheDir` for the next start: the first sql-agent query then pays no build (`edgerl edge` sets it).
+   * Without it the sandbox is built on its first query.
+   */
+  readonly warmSandbox?: { readonly cacheDir?: string };
   /** Default: an OpenAI-compatible client for `config.upstream`, or for the fleet (`config.fleet`). */
   readonly policy?: PolicyClient;
   readonly episodeSettings?: Partial<EpisodeSettings>;
@@ -101,12 +110,28 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
   const ownsStore = options.store === undefined;
   const store = options.store ?? (await openStore({ migrations: 'apply', ...options.storeOptions }));
   const environments = options.environments ?? shippedEnvironments;
+  const embeddedSql =
+    options.sql || config.sqlDatabaseUrl
+      ? undefined
+      : embeddedReadOnlySql(options.warmSandbox?.cacheDir ? { cacheDir: options.warmSandbox.cacheDir } : {});
   const ownedSql = options.sql
     ? undefined
     : config.sqlDatabaseUrl
       ? serverReadOnlySql({ url: config.sqlDatabaseUrl })
-      : embeddedReadOnlySql();
+      : embeddedSql;
   const sql = options.sql ?? (ownedSql as ReadOnlySql);
+  if (options.warmSandbox && embeddedSql) {
+    const started = performance.now();
+    // A sandbox that will not build leaves the other environments serving; its first query tries again.
+    await embeddedSql.warm().then(
+      () =>
+        log(
+          `SQL sandbox ready in ${Math.round(performance.now() - started)} ms (${embeddedSql.stats.cached ? 'loaded from its cache' : 'built'})`,
+        ),
+      (error: unknown) =>
+        log(`SQL sandbox did not start: ${errorMessage(error)}; retried on its first query`),
+    );
+  }
   const fleet = config.fleet ? new ReplicaRouter(config.fleet) : undefined;
   const policy = options.policy ?? edgePolicyClient(config, fleet ? { router: fleet, store } : undefined);
   const maxAttempts = options.maxDeliveries ?? defaultMaxDeliveries;
@@ -134,7 +159,11 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
           environments,
           policy,
           capabilities: { sql },
-          settings: { policyTimeoutMs: config.policyTimeoutMs, ...options.episodeSettings },
+          settings: {
+            policyTimeoutMs: config.policyTimeoutMs,
+            ...config.bounds,
+            ...options.episodeSettings,
+          },
           signal,
           ...(options.episodeDeps ? { deps: options.episodeDeps } : {}),
           ...(options.onEpisodeEvent ? { onEvent: options.onEpisodeEvent } : {}),
@@ -182,12 +211,30 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
     upstream: config.upstream,
     ...(fleet ? { fleet } : {}),
     apiKeys: config.apiKeys,
+    ...(config.recordKeys ? { recordKeys: config.recordKeys } : {}),
+    ...(config.rolloutKeys ? { rolloutKeys: config.rolloutKeys } : {}),
+    limiter: new GuessLimiter({
+      ...(config.authMaxFailures ? { limits: { maxFailures: config.authMaxFailures } } : {}),
+      log,
+    }),
+    // The socket's peer; X-Forwarded-For only as far as EDGE_TRUSTED_PROXIES says.
+    clientAddress: (c) =>
+      clientAddress({
+        remote: nodePeerAddress(c.env),
+        forwardedFor: c.req.header('x-forwarded-for'),
+        trustedProxies: config.trustedProxies ?? 0,
+      }),
     provides: ['sql'],
     ...(config.defaultModel ? { defaultModel: config.defaultModel } : {}),
-    ...(options.limits ? { limits: options.limits } : {}),
+    limits: { ...config.admission, ...options.limits },
+    // Admission reads the in-process queue: waiting episodes and the recent pace (admit-episodes.ts).
+    backlog: () => ({
+      queued: queue.size.pending + queue.size.retrying,
+      concurrency: config.episodeConcurrency,
+      meanEpisodeMs: queue.meanRunMs,
+    }),
     ...(options.routeCacheMs !== undefined ? { routeCacheMs: options.routeCacheMs } : {}),
-    logError: (error) =>
-      log(`server error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
+    logError: (error) => log(`server error: ${serverErrorLine(error)}`),
   });
   const hostname = options.hostname ?? '127.0.0.1';
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {

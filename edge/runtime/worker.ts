@@ -37,6 +37,8 @@ import type {
   ScheduledControllerLike,
 } from './worker-types.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
+import { clientAddress } from '../../protocol/client-address.ts';
+import { GuessLimiter } from '../../protocol/guess-limiter.ts';
 
 /** The store's bindings (HYPERDRIVE, DATABASE_URL, NEON_DEV_WS_PROXY) are WorkerStoreBindings'. */
 export interface WorkerEnv extends WorkerStoreBindings {
@@ -50,6 +52,11 @@ export interface WorkerEnv extends WorkerStoreBindings {
   readonly INFERENCE_TOKEN_IDS?: string;
   readonly INFERENCE_TIMEOUT_MS?: string;
   readonly EDGE_API_KEYS?: string;
+  /** Scoped keys (edge/edge-config.ts, docs/edge.md "API keys and scopes"); EDGE_API_KEYS hold every scope. */
+  readonly EDGE_RECORD_KEYS?: string;
+  readonly EDGE_ROLLOUT_KEYS?: string;
+  readonly EDGE_AUTH_MAX_FAILURES?: string;
+  readonly EDGE_TRUSTED_PROXIES?: string;
   readonly DEFAULT_MODEL?: string;
   /** Episode leases and the cron sweep's limits (edge/edge-config.ts); EPISODE_SWEEP_SECONDS is Node's, the cron is wrangler.toml's. */
   readonly EPISODE_LEASE_SECONDS?: string;
@@ -79,10 +86,26 @@ function prepare(env: WorkerEnv): Prepared {
     stores: perUseStoreProvider(openStore),
     environments,
     dispatcher: queueDispatcher(env.EPISODES),
+    // The per-policy bound (a count in the store) applies before anything is sent to the Queue; the
+    // Queue's own depth is Cloudflare's, so no per-edge bound here.
+    ...(config.admission ? { limits: config.admission } : {}),
     episodeLeaseSeconds: (config.episodes ?? episodeLeaseDefaults).leaseSeconds,
     upstream: config.upstream,
     ...(fleet ? { fleet } : {}),
     apiKeys: config.apiKeys,
+    ...(config.recordKeys ? { recordKeys: config.recordKeys } : {}),
+    ...(config.rolloutKeys ? { rolloutKeys: config.rolloutKeys } : {}),
+    // Per isolate: Cloudflare runs several, each counting its own (docs/edge.md, "Guessing keys").
+    limiter: new GuessLimiter(
+      config.authMaxFailures ? { limits: { maxFailures: config.authMaxFailures } } : {},
+    ),
+    // Cloudflare sets cf-connecting-ip to the connecting client and overwrites any the client sent.
+    clientAddress: (c) =>
+      clientAddress({
+        remote: c.req.header('cf-connecting-ip'),
+        forwardedFor: c.req.header('x-forwarded-for'),
+        trustedProxies: config.trustedProxies ?? 0,
+      }),
     provides: config.sqlDatabaseUrl ? ['sql'] : [],
     ...(config.defaultModel ? { defaultModel: config.defaultModel } : {}),
   });
@@ -126,7 +149,7 @@ export default {
               environments,
               policy,
               capabilities: sql ? { sql } : {},
-              settings: { policyTimeoutMs: config.policyTimeoutMs },
+              settings: { policyTimeoutMs: config.policyTimeoutMs, ...config.bounds },
             },
             message.body,
             { attempt: message.attempts, maxAttempts: queueMaxDeliveries },

@@ -11,10 +11,12 @@ import {
   type ReaderDefaults,
   readerGrantStatements,
   readerRoleAttributes,
+  revokedCatalogRelations,
   revokedFunctionNames,
   revokedSignaturesQuery,
   revokeExecuteStatements,
   stillExecutableQuery,
+  stillReadableQuery,
 } from '../reader-privileges.ts';
 import { sampleSeedSql } from '../sample-seed.ts';
 
@@ -41,6 +43,8 @@ export interface SandboxSetup {
   readonly seeded: boolean;
   /** Signatures of revoked functions the reader may still execute (empty when every revoke took). */
   readonly stillExecutable: readonly string[];
+  /** Revoked catalog relations the reader may still read (empty when every revoke took). */
+  readonly stillReadable: readonly string[];
 }
 
 const identifierPattern = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
@@ -99,6 +103,10 @@ export async function setupSandbox(options: SetupSandboxOptions): Promise<Sandbo
       [...revokedFunctionNames],
       role,
     ]);
+    const readable = await target.query<{ relname: string }>(stillReadableQuery, [
+      [...revokedCatalogRelations],
+      role,
+    ]);
     return {
       readerUrl: readerUrl(options.adminUrl, database, role, password),
       database,
@@ -107,6 +115,7 @@ export async function setupSandbox(options: SetupSandboxOptions): Promise<Sandbo
       createdRole,
       seeded,
       stillExecutable: open.rows.map((row) => row.signature),
+      stillReadable: readable.rows.map((row) => row.relname),
     };
   } catch (error) {
     await target.query('ROLLBACK').catch(() => {});

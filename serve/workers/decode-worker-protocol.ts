@@ -16,6 +16,7 @@ export type DecodeRequest = { readonly id: number } & (
   | { readonly kind: 'load-adapter'; readonly key: string; readonly path: string }
   | { readonly kind: 'remove-adapter'; readonly key: string }
   | { readonly kind: 'add'; readonly rows: readonly DecodeRowSpec[] }
+  | { readonly kind: 'prompt-logits'; readonly row: DecodeRowSpec }
   | { readonly kind: 'step'; readonly tokens: readonly number[] }
   | { readonly kind: 'retain'; readonly rows: readonly number[] }
 );
@@ -23,6 +24,6 @@ export type DecodeRequest = { readonly id: number } & (
 export interface DecodeDone {
   readonly kind: 'done';
   readonly id: number;
-  /** add and step: the rows' next-token logits, rows × V. */
+  /** add and step: the rows' next-token logits, rows × V; prompt-logits: every position's, T × V. */
   readonly logits?: Float32Array;
 }

@@ -35,6 +35,8 @@ answerRequests<DecodeRequest>(async (request) => {
       return {};
     case 'add':
       return moved(await runtime.add(request.rows));
+    case 'prompt-logits':
+      return moved(await runtime.promptLogits(request.row));
     case 'step':
       return moved(await runtime.step(request.tokens));
     case 'retain':

@@ -101,6 +101,19 @@ export class WorkerDecodeRuntime implements DecodeRuntime {
     );
   }
 
+  /** On the first live worker: every worker holds every adapter, and this pass touches no row's cache. */
+  async promptLogits(row: DecodeRowSpec): Promise<Float32Array> {
+    this.#throwIfBroken();
+    await this.#restartIdle();
+    const w = Math.max(
+      0,
+      this.#threads.findIndex((thread) => thread.alive),
+    );
+    const done = await this.#request(this.#threads[w] as DecodeThread, { kind: 'prompt-logits', row });
+    if (!done.logits) throw new ServeError('internal', `decode worker ${w} returned no logits`);
+    return done.logits;
+  }
+
   async step(tokens: readonly number[]): Promise<Float32Array> {
     this.#throwIfBroken();
     if (tokens.length !== this.#shards.size) {

@@ -90,6 +90,10 @@ describe('edgerl edge', () => {
       'tiny-base',
     ]);
     expect(output()).toMatch(/store: memory:\/\/, pglite/);
+    // The embedded SQL sandbox was built (or loaded from its cache) before the edge listened.
+    expect(output()).toMatch(
+      /SQL sandbox ready in \d+ ms \((built|loaded from its cache)\)[\s\S]*listening on/,
+    );
     const started = await fetch(`${url}/v1/rollouts`, {
       method: 'POST',
       headers: { authorization: 'Bearer cli-key', 'content-type': 'application/json' },

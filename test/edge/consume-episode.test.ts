@@ -35,7 +35,11 @@ function failingReads(store: Store): Store {
 
 describe('consumeEpisode', () => {
   it('asks for redelivery while deliveries remain, then gives up and closes the trajectory', async () => {
-    const { group, trajectories } = await makeGroup(testStore.store, { size: 1, env: 'multi-hop' });
+    const { group, trajectories } = await makeGroup(testStore.store, {
+      size: 1,
+      env: 'multi-hop',
+      writer: 'runner',
+    });
     const trajectory = trajectories[0] as (typeof trajectories)[number];
     const context = {
       store: failingReads(testStore.store),
@@ -132,7 +136,11 @@ describe('consumeEpisode', () => {
   });
 
   it('closes a trajectory that cannot run (no routing metadata) as a setup error', async () => {
-    const { group, trajectories } = await makeGroup(testStore.store, { size: 1, env: 'multi-hop' });
+    const { group, trajectories } = await makeGroup(testStore.store, {
+      size: 1,
+      env: 'multi-hop',
+      writer: 'runner',
+    });
     const trajectory = trajectories[0] as (typeof trajectories)[number];
     const context = {
       store: testStore.store,
@@ -155,6 +163,7 @@ describe('consumeEpisode', () => {
     const { group } = await makeGroup(testStore.store, { size: 1, started: 0, env: 'multi-hop' });
     const trajectory = await testStore.store.startTrajectory({
       groupId: group.id,
+      writer: 'runner',
       metadata: { model: 'm', slot: 0, settings: {} },
     });
     const policy = new ScriptedPolicyClient([]);

@@ -89,7 +89,7 @@ describe('the Node edge with serve-model and a tiny model', () => {
 
   it('records an outside agent through the proxy with the ids the endpoint sampled', async () => {
     const created = await api('/v1/trajectories', { env: 'outside-agent' });
-    const { trajectory } = (await created.json()) as { trajectory: { id: string } };
+    const { trajectory, key } = (await created.json()) as { trajectory: { id: string }; key: string };
     const reply = await api(
       '/v1/chat/completions',
       {
@@ -100,7 +100,7 @@ describe('the Node edge with serve-model and a tiny model', () => {
         return_token_ids: true,
         logprobs: true,
       },
-      { 'x-edgerl-trajectory': trajectory.id },
+      { 'x-edgerl-trajectory': key },
     );
     expect(reply.status).toBe(200);
     const body = (await reply.json()) as {
@@ -116,7 +116,7 @@ describe('the Node edge with serve-model and a tiny model', () => {
 
   it('records a streamed call with the ids the endpoint streamed', async () => {
     const created = await api('/v1/trajectories', { env: 'outside-agent' });
-    const { trajectory } = (await created.json()) as { trajectory: { id: string } };
+    const { trajectory, key } = (await created.json()) as { trajectory: { id: string }; key: string };
     const reply = await api(
       '/v1/chat/completions',
       {
@@ -127,7 +127,7 @@ describe('the Node edge with serve-model and a tiny model', () => {
         stream: true,
         return_token_ids: true,
       },
-      { 'x-edgerl-trajectory': trajectory.id },
+      { 'x-edgerl-trajectory': key },
     );
     expect(reply.status).toBe(200);
     const chunks = (await reply.text())

@@ -6,6 +6,9 @@ import { tasks } from '../../db/schema/tasks.ts';
 import { trajectories } from '../../db/schema/trajectories.ts';
 import { turns } from '../../db/schema/turns.ts';
 import { type EdgeHarness, startEdgeHarness } from './support/edge-harness.ts';
+import { TrajectoryKeys } from '../support/trajectory-keys.ts';
+
+const keys = new TrajectoryKeys();
 
 let h: EdgeHarness;
 beforeAll(async () => {
@@ -60,7 +63,7 @@ function nestedObject(depth: number): Record<string, unknown> {
 async function startTrajectoryId(): Promise<string> {
   const response = await h.api('/v1/trajectories', { json: { env: 'multi-hop' } });
   expect(response.status).toBe(201);
-  return ((await response.json()) as { trajectory: { id: string } }).trajectory.id;
+  return keys.remember(await response.json());
 }
 
 describe('event stream positions beyond a Postgres integer', () => {
@@ -80,7 +83,10 @@ describe('event stream positions beyond a Postgres integer', () => {
 
   it('still accepts the largest integer (a stream with nothing after it)', async () => {
     const id = await startTrajectoryId();
-    const finished = await h.api(`/v1/trajectories/${id}/finish`, { json: { status: 'finished' } });
+    const finished = await h.api(`/v1/trajectories/${id}/finish`, {
+      json: { status: 'finished' },
+      headers: keys.header(id),
+    });
     expect(finished.status).toBe(200);
     const response = await h.api(`/v1/trajectories/${id}/events?after=${2 ** 31 - 1}`);
     expect(response.status).toBe(200);
@@ -167,7 +173,11 @@ describe('text Postgres cannot hold', () => {
 
   it("a model's turn with a NUL is stored (escaped), not refused: test/edge/unstorable-text.test.ts", async () => {
     const trajectoryId = await startTrajectoryId();
-    await h.store.appendTurn({ trajectoryId, index: 0, role: 'assistant', content: 'x\u0000y' });
+    // Appended as the trajectory's client, with its key (docs/edge.md, "Who writes a trajectory").
+    await h.store.appendTurns(
+      [{ trajectoryId, index: 0, role: 'assistant', content: 'x\u0000y' }],
+      keys.storeAccess(trajectoryId),
+    );
     expect((await h.store.getTrajectory(trajectoryId)).turns[0]?.content).toBe('x\u0000y');
   });
 });

@@ -139,6 +139,141 @@ describe('POST /v1/trajectories with turns', () => {
     expect(await storedWithKey(key)).toBe(0);
   });
 
+  it('refuses what no writer of turns may store (protocol/validate-turns.ts), naming the field', async () => {
+    // A key per case, so that no case meets another's stored episode (a 409) where the rules are missing.
+    const keys: string[] = [];
+    const fresh = () => {
+      keys.push(uniqueName('unsound'));
+      return keys.at(-1) as string;
+    };
+    const call = (id: string) => ({ id, type: 'function', function: { name: 'search', arguments: '{}' } });
+    const withAssistant = (extra: Record<string, unknown>) =>
+      episode(fresh(), {
+        turns: [
+          { role: 'user', content: 'q' },
+          { role: 'assistant', content: 'a', completionTokenIds: [1, 2], ...extra },
+        ],
+      });
+    const cases: [unknown, string, RegExp][] = [
+      [episode(fresh(), { verifierReward: 1e308 }), 'verifierReward', /must be in \[0, 1\], got 1e\+308/],
+      [episode(fresh(), { verifierReward: -1 }), 'verifierReward', /must be in \[0, 1\]/],
+      [withAssistant({ completionLogprobs: [-0.5, 5] }), 'turns.1.completionLogprobs.1', /must be ≤ 0/],
+      [
+        withAssistant({ completionLogprobs: [-1e308, -1] }),
+        'turns.1.completionLogprobs.0',
+        /must be ≥ -9999/,
+      ],
+      [withAssistant({ completionTokenIds: [1, 2 ** 31] }), 'turns.1.completionTokenIds.1', /token id/],
+      [
+        episode(fresh(), {
+          turns: [
+            { role: 'user', content: 'q' },
+            { role: 'assistant', content: null, toolCalls: [call('a')] },
+            { role: 'tool', content: 'r', toolCallId: 'b' },
+          ],
+        }),
+        'turns.2.toolCallId',
+        /answers no call of the assistant turn before it \(its calls: "a"\)/,
+      ],
+      [
+        episode(fresh(), {
+          turns: [
+            { role: 'user', content: 'q' },
+            { role: 'tool', content: 'r', toolCallId: 'a' },
+          ],
+        }),
+        'turns.1.toolCallId',
+        /a tool result with no call before it/,
+      ],
+      [
+        episode(fresh(), {
+          turns: [
+            { role: 'user', content: 'q' },
+            { role: 'assistant', content: 'a' },
+            { role: 'assistant', content: 'b' },
+          ],
+        }),
+        'turns.2.role',
+        /an assistant turn right after another/,
+      ],
+      [
+        { episodes: [episode(uniqueName('fine')), withAssistant({ completionLogprobs: [0.5, -1] })] },
+        'episodes.1.turns.1.completionLogprobs.0',
+        /must be ≤ 0/,
+      ],
+    ];
+    // Every case answered, then compared at once: on a tree without the rules each one shows.
+    const answers = [];
+    for (const [json, field, message] of cases) {
+      const error = await errorOf(await h.api('/v1/trajectories', { json }));
+      answers.push({
+        ...error,
+        named: error.message?.startsWith(`${field}: `) && message.test(error.message),
+      });
+    }
+    expect(answers).toEqual(
+      cases.map(([, field]) => ({
+        status: 400,
+        code: 'invalid-request',
+        field,
+        message: expect.any(String),
+        named: true,
+      })),
+    );
+    for (const key of keys) expect(await storedWithKey(key)).toBe(0);
+  });
+
+  it('stores what the episode loop writes: system first, parallel calls answered, a final answer', async () => {
+    const call = (id: string) => ({ id, type: 'function', function: { name: 'search', arguments: '{}' } });
+    const response = await h.api('/v1/trajectories', {
+      json: episode(uniqueName('loop'), {
+        verifierReward: 0,
+        turns: [
+          { role: 'system', content: 's' },
+          { role: 'user', content: 'q' },
+          {
+            role: 'assistant',
+            content: null,
+            toolCalls: [call('a'), call('b')],
+          },
+          { role: 'tool', content: 'r', toolCallId: 'b' },
+          { role: 'tool', content: 'r', toolCallId: 'a', toolError: 'tool-timeout' },
+          { role: 'assistant', content: '4', completionTokenIds: [19], completionLogprobs: [0] },
+        ],
+      }),
+    });
+    expect(response.status).toBe(201);
+  });
+
+  it('refuses a body that is not UTF-8 with the offset of its first bad byte, storing nothing', async () => {
+    const key = uniqueName('latin1');
+    const text = JSON.stringify(episode(key));
+    // "café" in Latin-1: 0xE9 followed by a quote is no UTF-8 sequence.
+    const at = text.indexOf('What');
+    const body = new Uint8Array([
+      ...new TextEncoder().encode(text.slice(0, at)),
+      0x63,
+      0x61,
+      0x66,
+      0xe9,
+      ...new TextEncoder().encode(text.slice(at)),
+    ]);
+    const error = await errorOf(
+      await h.api('/v1/trajectories', {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json' },
+      }),
+    );
+    expect(error).toEqual({
+      status: 400,
+      code: 'invalid-request',
+      field: 'body',
+      message: `body: invalid UTF-8 at byte ${at + 3}`,
+    });
+    expect(await storedWithKey(key)).toBe(0);
+  });
+
   it('answers 409 naming the key when another episode was stored under it', async () => {
     const key = uniqueName('taken');
     expect((await h.api('/v1/trajectories', { json: episode(key) })).status).toBe(201);

@@ -7,6 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningEdge, startEdge } from '../../edge/runtime/node.ts';
 import { historyDigests, historyEntry } from '../../protocol/history-digest.ts';
 import { type EdgeHarness, startEdgeHarness, testApiKey } from './support/edge-harness.ts';
+import { TrajectoryKeys } from '../support/trajectory-keys.ts';
+
+const keys = new TrajectoryKeys();
 
 let h: EdgeHarness;
 let other: RunningEdge;
@@ -46,7 +49,7 @@ async function call(edge: Edge, path: string, body: unknown, headers: Record<str
 async function startTrajectory(edge: Edge): Promise<string> {
   const response = await call(edge, '/v1/trajectories', { env: 'my-agent' });
   expect(response.status).toBe(201);
-  return ((await response.json()) as { trajectory: { id: string } }).trajectory.id;
+  return keys.remember(await response.json());
 }
 
 async function chat(
@@ -59,7 +62,7 @@ async function chat(
     edge,
     '/v1/chat/completions',
     { model: 'whatever', messages, ...extra },
-    { 'x-edgerl-trajectory': id },
+    keys.header(id),
   );
   const body = (await response.json()) as {
     choices?: { message: Message }[];
@@ -118,7 +121,12 @@ describe('two edges recording one trajectory', () => {
   it('refuses a call on a trajectory the other edge finished, with the same 409, storing nothing', async () => {
     const id = await startTrajectory('first');
     const first = await chat('first', id, opening);
-    const finished = await call('second', `/v1/trajectories/${id}/finish`, { status: 'finished' });
+    const finished = await call(
+      'second',
+      `/v1/trajectories/${id}/finish`,
+      { status: 'finished' },
+      keys.header(id),
+    );
     expect(finished.status).toBe(200);
     const messages = [...opening, first.reply as Message, { role: 'user', content: 'more' }];
     const refused = await chat('first', id, messages);

@@ -6,6 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestDigest } from '../../edge/proxy/check-history.ts';
 import { toChatMessage } from '../../edge/proxy/proxy-request.ts';
 import { type EdgeHarness, startEdgeHarness } from './support/edge-harness.ts';
+import { TrajectoryKeys } from '../support/trajectory-keys.ts';
+
+const keys = new TrajectoryKeys();
 
 let h: EdgeHarness;
 beforeAll(async () => {
@@ -18,7 +21,7 @@ afterAll(async () => {
 async function startTrajectory(): Promise<string> {
   const response = await h.api('/v1/trajectories', { json: { env: 'my-agent' } });
   expect(response.status).toBe(201);
-  return ((await response.json()) as { trajectory: { id: string } }).trajectory.id;
+  return keys.remember(await response.json());
 }
 
 type Message = Record<string, unknown> & { role: string };
@@ -26,7 +29,7 @@ type Message = Record<string, unknown> & { role: string };
 async function chat(trajectoryId: string, messages: readonly Message[]) {
   const response = await h.api('/v1/chat/completions', {
     json: { model: 'whatever', messages },
-    headers: { 'x-edgerl-trajectory': trajectoryId },
+    headers: keys.header(trajectoryId),
   });
   const body = (await response.json()) as {
     choices?: { message: Message }[];
@@ -73,11 +76,15 @@ describe('the history check by digest', () => {
 
   it('continues a trajectory whose turns an episode appended', async () => {
     const id = await startTrajectory();
-    // The episode loop's appends go through the same store statement, which keeps the digest.
-    await h.store.appendTurns([
-      { trajectoryId: id, index: 0, role: 'user', content: 'What is the key "ab"?' },
-      { trajectoryId: id, index: 1, role: 'assistant', content: 'Let me look.' },
-    ]);
+    // The episode loop's appends go through the same store statement (appendTurns), which keeps the
+    // digest; here it writes as the trajectory's client, with its key, as only its writer may.
+    await h.store.appendTurns(
+      [
+        { trajectoryId: id, index: 0, role: 'user', content: 'What is the key "ab"?' },
+        { trajectoryId: id, index: 1, role: 'assistant', content: 'Let me look.' },
+      ],
+      keys.storeAccess(id),
+    );
     const history: Message[] = [
       { role: 'user', content: 'What is the key "ab"?' },
       { role: 'assistant', content: 'Let me look.' },

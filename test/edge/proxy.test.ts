@@ -12,16 +12,26 @@ afterAll(async () => {
   await h?.close();
 });
 
+/** Each started trajectory's key (docs/edge.md, "Who writes a trajectory"), by its id. */
+const keys = new Map<string, string>();
+
 async function startTrajectory(body: Record<string, unknown> = { env: 'my-agent' }): Promise<string> {
   const response = await h.api('/v1/trajectories', { json: body });
   expect(response.status).toBe(201);
-  return ((await response.json()) as { trajectory: { id: string } }).trajectory.id;
+  const started = (await response.json()) as { trajectory: { id: string }; key: string };
+  keys.set(started.trajectory.id, started.key);
+  return started.trajectory.id;
+}
+
+/** The header that writes a trajectory: its key, or the id of one started without a key. */
+function keyHeader(trajectoryId: string): Record<string, string> {
+  return { 'x-edgerl-trajectory': keys.get(trajectoryId) ?? trajectoryId };
 }
 
 function chat(trajectoryId: string | undefined, body: Record<string, unknown>) {
   return h.api('/v1/chat/completions', {
     json: body,
-    headers: trajectoryId ? { 'x-edgerl-trajectory': trajectoryId } : {},
+    headers: trajectoryId ? keyHeader(trajectoryId) : {},
   });
 }
 
@@ -142,6 +152,7 @@ describe('the recording proxy', () => {
     expect(after.turns[4]?.metadata).toMatchObject({ temperature: 0.5, maxTokens: 64 });
 
     const finished = await h.api(`/v1/trajectories/${id}/finish`, {
+      headers: keyHeader(id),
       json: { status: 'finished', reward: 1 },
     });
     expect(finished.status).toBe(200);
@@ -224,6 +235,120 @@ describe('the recording proxy', () => {
     }
     const missing = await chat('00000000-0000-4000-8000-000000000000', { model: 'm', messages: opening });
     expect(missing.status).toBe(404);
+  });
+});
+
+describe('the recording proxy and the rules of every writer of turns', () => {
+  const call = (id: string) => ({ id, type: 'function', function: { name: 'lookup', arguments: '{}' } });
+
+  it('refuses a conversation whose roles cannot be stored, naming the message, and forwards nothing', async () => {
+    const cases: [Record<string, unknown>[], string, RegExp][] = [
+      [
+        [
+          ...opening,
+          { role: 'assistant', content: null, tool_calls: [call('c1')] },
+          { role: 'tool', content: 'x', tool_call_id: 'c9' },
+        ],
+        'messages.3.tool_call_id',
+        /answers no call of the assistant turn before it \(its calls: "c1"\)/,
+      ],
+      [
+        [...opening, { role: 'tool', content: 'x', tool_call_id: 'c1' }],
+        'messages.2.tool_call_id',
+        /a tool result with no call before it/,
+      ],
+      [
+        [
+          ...opening,
+          { role: 'assistant', content: 'a' },
+          { role: 'assistant', content: 'b' },
+          { role: 'user', content: 'c' },
+        ],
+        'messages.3.role',
+        /an assistant turn right after another/,
+      ],
+      [
+        [...opening, { role: 'assistant', content: 'a prefill' }],
+        'messages.2.role',
+        /ends with an assistant message/,
+      ],
+    ];
+    const calls = h.double.requests.length;
+    const answers = [];
+    const ids: string[] = [];
+    for (const [messages, , message] of cases) {
+      // A trajectory per case, so that no case meets another's stored turns (a 409) where the rules are missing.
+      ids.push(await startTrajectory());
+      const response = await chat(ids.at(-1), { model: 'm', messages });
+      const { error } = (await response.json()) as {
+        error?: { code: string; field: string; message: string };
+      };
+      answers.push({
+        status: response.status,
+        code: error?.code,
+        field: error?.field,
+        named: message.test(error?.message ?? ''),
+      });
+    }
+    expect(answers).toEqual(
+      cases.map(([, field]) => ({ status: 400, code: 'invalid-request', field, named: true })),
+    );
+    expect(h.double.requests.length).toBe(calls);
+    for (const id of ids) expect((await h.store.getTrajectory(id)).turns).toEqual([]);
+    // The same conversation in a legal order is recorded.
+    const fine = [
+      ...opening,
+      { role: 'assistant', content: null, tool_calls: [call('c1')] },
+      { role: 'tool', content: 'x', tool_call_id: 'c1' },
+    ];
+    expect((await chat(ids[0], { model: 'm', messages: fine })).status).toBe(200);
+  });
+
+  it('refuses a body that is not UTF-8 with the offset of its first bad byte', async () => {
+    const id = await startTrajectory();
+    const text = JSON.stringify({ model: 'm', messages: opening });
+    const at = text.indexOf('keys');
+    const body = new Uint8Array([
+      ...new TextEncoder().encode(text.slice(0, at)),
+      0xff,
+      ...new TextEncoder().encode(text.slice(at)),
+    ]);
+    const response = await h.api('/v1/chat/completions', {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', ...keyHeader(id) },
+    });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: unknown }).error).toEqual({
+      code: 'invalid-request',
+      field: 'body',
+      message: `body: invalid UTF-8 at byte ${at}`,
+    });
+  });
+
+  it('answers 502 for a reply whose logprob no server sends (above 0), storing nothing', async () => {
+    const id = await startTrajectory();
+    h.double.fail({
+      kind: 'text',
+      body: JSON.stringify({
+        id: 'c',
+        object: 'chat.completion',
+        model: 'm',
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: 'hi' },
+            finish_reason: 'stop',
+            logprobs: { content: [{ token: 'hi', logprob: 5 }] },
+          },
+        ],
+      }),
+    });
+    const response = await chat(id, { model: 'm', messages: opening });
+    const { error } = (await response.json()) as { error: { code: string; message: string } };
+    expect({ status: response.status, code: error.code }).toEqual({ status: 502, code: 'bad-gateway' });
+    expect(error.message).toMatch(/untokenizedLogprobs\.0: must be ≤ 0/);
+    expect((await h.store.getTrajectory(id)).turns).toEqual([]);
   });
 });
 
@@ -395,17 +520,22 @@ describe('groups of outside agents', () => {
     for (const reward of [1, 0]) {
       const joined = await h.api('/v1/trajectories', { json: { groupId: group.groupId } });
       expect(joined.status).toBe(201);
-      const { trajectory, model } = (await joined.json()) as {
+      const { trajectory, model, key } = (await joined.json()) as {
         trajectory: { id: string; policyVersionId: string };
         model: string;
+        key: string;
       };
+      keys.set(trajectory.id, key);
       expect(model).toBe('outside-base');
       expect(trajectory.policyVersionId).toBe(version.id);
       expect(
         (await chat(trajectory.id, { model: 'x', messages: [{ role: 'user', content: group.task.prompt }] }))
           .status,
       ).toBe(200);
-      await h.api(`/v1/trajectories/${trajectory.id}/finish`, { json: { status: 'finished', reward } });
+      await h.api(`/v1/trajectories/${trajectory.id}/finish`, {
+        headers: keyHeader(trajectory.id),
+        json: { status: 'finished', reward },
+      });
     }
     // No episode ran on the edge: only the two proxied calls reached the endpoint, with the group's model.
     expect(h.double.requests.slice(calls).map((request) => request.body.model)).toEqual([
@@ -436,18 +566,26 @@ describe('trajectory routes', () => {
     expect(body.trajectory.metadata).toMatchObject({ user: 'u1', model: 'tiny-base' });
     expect(body.turns).toEqual([]);
     expect((await h.api('/v1/trajectories/nope')).status).toBe(400);
-    const noReason = await h.api(`/v1/trajectories/${id}/finish`, { json: { status: 'error' } });
+    const noReason = await h.api(`/v1/trajectories/${id}/finish`, {
+      headers: keyHeader(id),
+      json: { status: 'error' },
+    });
     expect(noReason.status).toBe(400);
     expect(((await noReason.json()) as { error: { field: string } }).error.field).toBe('reason');
     const badReward = await h.api(`/v1/trajectories/${id}/finish`, {
+      headers: keyHeader(id),
       json: { status: 'finished', reward: 2 },
     });
     expect(((await badReward.json()) as { error: { field: string } }).error.field).toBe('reward');
     const failed = await h.api(`/v1/trajectories/${id}/finish`, {
+      headers: keyHeader(id),
       json: { status: 'error', reason: 'agent crashed' },
     });
     expect(failed.status).toBe(200);
-    const again = await h.api(`/v1/trajectories/${id}/finish`, { json: { status: 'finished' } });
+    const again = await h.api(`/v1/trajectories/${id}/finish`, {
+      headers: keyHeader(id),
+      json: { status: 'finished' },
+    });
     expect(again.status).toBe(409);
   });
 

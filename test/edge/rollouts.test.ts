@@ -201,22 +201,37 @@ describe('re-delivery of queued episodes', () => {
       split: task.split,
     });
     const created = await h.store.createGroup({ taskId: stored.id, size: 1 });
+    // A rollout slot, as POST /v1/rollouts makes it: written only by a runner holding its lease
+    // (docs/edge.md, "Who writes a trajectory").
     const trajectory = await h.store.startTrajectory({
       groupId: created.id,
       metadata: { model: 'tiny-base', slot: 0, settings: {} },
+      writer: 'runner',
     });
     const ideal = solve(task);
-    // system, user, and the first lookup call; its tool result was never written.
+    // The first run's runner claims the episode and writes system, user, and the first lookup call;
+    // its tool result was never written.
+    const firstRun = { runner: 'first-run', leaseSeconds: 60 };
+    expect(await h.store.claimTrajectory({ trajectoryId: trajectory.id, ...firstRun })).toMatchObject({
+      claimed: true,
+    });
     for (const [index, message] of ideal.slice(0, 3).entries()) {
-      await h.store.appendTurn({
-        trajectoryId: trajectory.id,
-        index,
-        role: message.role,
-        content: message.content,
-        ...(message.role === 'assistant' && message.tool_calls ? { toolCalls: message.tool_calls } : {}),
-        ...(message.role === 'assistant' ? { metadata: { finishReason: 'tool_calls' } } : {}),
-      });
+      await h.store.appendTurn(
+        {
+          trajectoryId: trajectory.id,
+          index,
+          role: message.role,
+          content: message.content,
+          ...(message.role === 'assistant' && message.tool_calls ? { toolCalls: message.tool_calls } : {}),
+          ...(message.role === 'assistant' ? { metadata: { finishReason: 'tool_calls' } } : {}),
+        },
+        firstRun,
+      );
     }
+    // It stops there and hands its lease back, so the re-delivery's runner takes the episode over at once.
+    expect(
+      await h.store.releaseTrajectories({ runner: firstRun.runner, trajectoryIds: [trajectory.id] }),
+    ).toEqual([trajectory.id]);
     const calls = h.double.requests.length;
     await h.edge.queue.dispatch([episodeMessage(created.id, trajectory.id)]);
     await h.edge.queue.idle();

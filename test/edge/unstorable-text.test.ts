@@ -9,6 +9,9 @@ import { storedMessages } from '../../trainer/train/stored-messages.ts';
 import { tinyTokenizer } from '../train/support/tiny-policy.ts';
 import { type EdgeHarness, startEdgeHarness } from './support/edge-harness.ts';
 import { hostileContent } from './support/inference-double.ts';
+import { TrajectoryKeys } from '../support/trajectory-keys.ts';
+
+const keys = new TrajectoryKeys();
 
 let h: EdgeHarness;
 beforeAll(async () => {
@@ -134,8 +137,7 @@ describe('an episode whose model answers with NULs and lone surrogates', () => {
 
 describe('the recording proxy with text Postgres cannot hold', () => {
   async function startTrajectory(): Promise<string> {
-    return (await json<{ trajectory: { id: string } }>('/v1/trajectories', { json: { env: 'my-agent' } }))
-      .trajectory.id;
+    return keys.remember(await json<unknown>('/v1/trajectories', { json: { env: 'my-agent' } }));
   }
 
   const opening = [
@@ -147,7 +149,7 @@ describe('the recording proxy with text Postgres cannot hold', () => {
     const id = await startTrajectory();
     const response = await h.api('/v1/chat/completions', {
       json: { model: 'whatever', messages: opening },
-      headers: { 'x-edgerl-trajectory': id },
+      headers: keys.header(id),
     });
     expect(response.status).toBe(200);
     const body = (await response.json()) as { choices: { message: { content: string } }[] };
@@ -162,7 +164,7 @@ describe('the recording proxy with text Postgres cannot hold', () => {
         model: 'whatever',
         messages: [...opening, { role: 'assistant', content: sent }, { role: 'user', content: 'again' }],
       },
-      headers: { 'x-edgerl-trajectory': id },
+      headers: keys.header(id),
     });
     expect(next.status).toBe(200);
     expect((await h.store.getTrajectory(id)).turns).toHaveLength(5);
@@ -172,7 +174,7 @@ describe('the recording proxy with text Postgres cannot hold', () => {
     const id = await startTrajectory();
     const response = await h.api('/v1/chat/completions', {
       json: { model: 'whatever', messages: opening, stream: true },
-      headers: { 'x-edgerl-trajectory': id },
+      headers: keys.header(id),
     });
     expect(response.status).toBe(200);
     const pieces = (await response.text())
@@ -199,7 +201,7 @@ describe('the recording proxy with text Postgres cannot hold', () => {
     ];
     const response = await h.api('/v1/chat/completions', {
       json: { model: 'whatever', messages: opening, tools },
-      headers: { 'x-edgerl-trajectory': id },
+      headers: keys.header(id),
     });
     expect(response.status).toBe(200);
     expect(

@@ -18,6 +18,7 @@ import { PeftAdapterError } from '../../model/peft-adapter.ts';
 import { AdapterError } from '../../model/policy-model.ts';
 import { SafetensorsError } from '../../model/safetensors.ts';
 import { TemplatePrefixError } from '../../model/tokenizer/render-for-training.ts';
+import { Utf8Error } from '../../protocol/decode-utf8.ts';
 import { StoredTextError } from '../../protocol/stored-text.ts';
 import { ServeConfigError } from '../../serve/serve-config.ts';
 import { ServeError, serveErrorCodes } from '../../serve/serve-error.ts';
@@ -27,6 +28,7 @@ import { RulerInputError } from '../../trainer/ruler/score-group.ts';
 import { LeaseLostError } from '../../trainer/train/lease-keeper.ts';
 import { TrainerBusyError } from '../../trainer/train/output-lock.ts';
 import { TrainConfigError } from '../../trainer/train/train-config.ts';
+import { StoreWaitExceededError } from '../../trainer/train/wait-out-store.ts';
 
 const kebab = /^[a-z]+(?:-[a-z]+)*$/;
 
@@ -53,7 +55,9 @@ describe('error codes', () => {
       new LeaseLostError('x'),
       new TrainerBusyError('x'),
       new TrainConfigError([]),
+      new StoreWaitExceededError('x'),
       new StoredTextError('x'),
+      new Utf8Error(0),
       ...(['unknown-backend', 'backend-unavailable'] as const).map((code) => new BackendError(code, 'x')),
       ...storeErrorCodes.map((code) => new StoreError(code, 'x')),
       ...episodeSetupErrorCodes.map((code) => new EpisodeSetupError(code, 'x')),

@@ -115,11 +115,11 @@ async function traffic(): Promise<{ trajectories: string[]; proxied: number }> {
   let proxied = 0;
   for (const seed of [3, 4]) {
     const created = await api('/v1/trajectories', { env: 'outside-agent', policy: 'agent' });
-    const { trajectory } = (await created.json()) as { trajectory: { id: string } };
+    const { key } = (await created.json()) as { key: string };
     const reply = await api(
       '/v1/chat/completions',
       { model: 'agent', messages: [{ role: 'user', content: 'Say something.' }], max_tokens: 4, seed },
-      { 'x-edgerl-trajectory': trajectory.id },
+      { 'x-edgerl-trajectory': key },
     );
     expect(reply.status, await reply.clone().text()).toBe(200);
     proxied += 1;

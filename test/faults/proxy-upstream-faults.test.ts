@@ -6,6 +6,9 @@ import type { Store } from '../../db/store.ts';
 import { type EdgeHarness, startEdgeHarness } from '../edge/support/edge-harness.ts';
 import { countEpisodeFaults } from './support/count-episode-faults.ts';
 import { recordFaultOutcome } from './support/fault-outcome.ts';
+import { TrajectoryKeys } from '../support/trajectory-keys.ts';
+
+const keys = new TrajectoryKeys();
 
 let h: EdgeHarness;
 beforeAll(async () => {
@@ -17,13 +20,13 @@ afterAll(async () => {
 });
 
 function chat(trajectoryId: string, body: Record<string, unknown>) {
-  return h.api('/v1/chat/completions', { json: body, headers: { 'x-edgerl-trajectory': trajectoryId } });
+  return h.api('/v1/chat/completions', { json: body, headers: keys.header(trajectoryId) });
 }
 
 async function startTrajectory(): Promise<string> {
   const response = await h.api('/v1/trajectories', { json: { env: 'my-agent' } });
   expect(response.status).toBe(201);
-  return ((await response.json()) as { trajectory: { id: string } }).trajectory.id;
+  return keys.remember(await response.json());
 }
 
 type StoredTurn = Awaited<ReturnType<Store['getTrajectory']>>['turns'][number];

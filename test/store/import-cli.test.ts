@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../cli/main.ts';
+import { defaultLimits } from '../../edge/app.ts';
 import { openStore } from '../../db/drivers/open-store.ts';
 import { storeConfigFromEnv } from '../../db/drivers/store-config.ts';
 import { createTestDatabase, type TestDatabase, testServerUrl } from '../support/open-test-store.ts';
@@ -120,6 +121,60 @@ describe('edgerl import', () => {
     expect(again.out).toContain('imported 0 episodes (0 turns)');
     expect(again.out).toContain('4 already stored; 4 lines refused');
     expect(await query(`select count(*)::int from trajectories where env = 'arith'`)).toEqual([[3]]);
+  });
+
+  it('refuses lines no writer of turns may store, not UTF-8 or over the edge’s limit, by number', async () => {
+    const withMessages = (key: string, messages: unknown[], extra: Record<string, unknown> = {}) =>
+      JSON.stringify({ ...good, key, messages, ...extra });
+    const [system, user, calling, answer, final] = good.messages;
+    const assistantWith = (logprobs: number[]) => ({ ...calling, logprobs });
+    const oversized = JSON.stringify({
+      key: 'r-9',
+      messages: [{ role: 'user', content: 'x'.repeat(defaultLimits.ingestBodyBytes) }],
+    });
+    const lines: (string | Buffer)[] = [
+      withMessages('r-1', good.messages), // 1
+      withMessages('r-2', good.messages, { reward: 1e308 }), // 2
+      withMessages('r-3', [system, user, assistantWith([5, -1, -1]), answer, final]), // 3
+      withMessages('r-4', [system, user, assistantWith([-1, -1e308, -1]), answer, final]), // 4
+      withMessages('r-5', [system, user, calling, { ...answer, tool_call_id: 'call-9' }, final]), // 5
+      withMessages('r-6', [user, answer]), // 6
+      withMessages('r-7', [user, final, final]), // 7
+      // 8: "café" in Latin-1 (0xE9 then a quote: no UTF-8 sequence)
+      Buffer.concat([
+        Buffer.from('{"key":"r-8","messages":[{"role":"user","content":"caf'),
+        Buffer.from([0xe9]),
+        Buffer.from('"}]}'),
+      ]),
+      oversized, // 9
+      withMessages('r-10', good.messages), // 10: still read after the long line
+    ];
+    const file = join(dir, 'unsound.jsonl');
+    const bytes = lines.map((line) => Buffer.concat([Buffer.from(line), Buffer.from('\n')]));
+    await writeFile(file, Buffer.concat(bytes));
+    const line8Start = bytes.slice(0, 7).reduce((sum, line) => sum + line.byteLength, 0);
+    const result = await run(['import', file, '--env', 'unsound']);
+    expect(result.err.trim().split('\n')).toEqual([
+      'edgerl import: line 2: reward: must be in [0, 1], got 1e+308',
+      expect.stringMatching(/^edgerl import: line 3: messages\.2\.logprobs\.0: must be ≤ 0 /),
+      expect.stringMatching(/^edgerl import: line 4: messages\.2\.logprobs\.1: must be ≥ -9999 /),
+      'edgerl import: line 5: messages.3.tool_call_id: answers no call of the assistant turn before it (its calls: "call-1")',
+      expect.stringMatching(
+        /^edgerl import: line 6: messages\.1\.tool_call_id: a tool result with no call before it/,
+      ),
+      expect.stringMatching(
+        /^edgerl import: line 7: messages\.2\.role: an assistant turn right after another/,
+      ),
+      `edgerl import: line 8: (line): invalid UTF-8 at byte 54 of the line (byte ${line8Start + 54} of the file)`,
+      `edgerl import: line 9: (line): longer than ${defaultLimits.ingestBodyBytes} bytes (the edge's ingest body limit)`,
+    ]);
+    expect(result.out).toContain('imported 2 episodes (10 turns)');
+    expect(result.out).toContain('8 lines refused');
+    expect(result.code).toBe(1);
+    expect(await query(`select ingest_key from trajectories where env = 'unsound' order by 1`)).toEqual([
+      ['r-1'],
+      ['r-10'],
+    ]);
   });
 
   it('refuses a missing file and bad flags as usage errors', async () => {

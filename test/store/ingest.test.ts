@@ -185,7 +185,8 @@ describe('ingestTrajectories', () => {
             {
               role: 'assistant',
               content: lone,
-              toolCalls: [{ id: 'c', type: 'function', function: { name: 's', arguments: nul } }],
+              // The result answers this call (protocol/validate-turns.ts): both ids hold the lone surrogate.
+              toolCalls: [{ id: lone, type: 'function', function: { name: 's', arguments: nul } }],
               metadata: { [nul]: lone },
             },
             { role: 'tool', content: 'ok', toolCallId: lone },

@@ -24,8 +24,8 @@ beforeAll(() => {
   ({ counting, store, inference } = setup);
 });
 
-async function startOne(): Promise<string> {
-  const { trajectories } = await makeGroup(store, { size: 1 });
+async function startOne(writer: 'runner' | 'client' = 'client'): Promise<string> {
+  const { trajectories } = await makeGroup(store, { size: 1, writer });
   return (trajectories[0] as { id: string }).id;
 }
 
@@ -37,7 +37,7 @@ function toolTurn(trajectoryId: string, index: number, callId: string) {
 
 describe('round trips', () => {
   it('appends a turn, and a whole step (assistant turn and its tool results), in one round trip', async () => {
-    const id = await startOne();
+    const id = await startOne('runner');
     await store.claimTrajectory({ trajectoryId: id, ...lease });
     expect(await roundTripsOf(counting, () => store.appendTurn(userTurn(id, 0), lease))).toBe(1);
     const toolCalls = [
@@ -228,7 +228,7 @@ describe('finishing', () => {
   });
 
   it("writes an episode's last step with its finish in one round trip, completing the group; a retry is a no-op", async () => {
-    const { group, trajectories } = await makeGroup(store, { size: 2 });
+    const { group, trajectories } = await makeGroup(store, { size: 2, writer: 'runner' });
     const [first, last] = trajectories.map((trajectory) => trajectory.id) as [string, string];
     const finish = { status: 'finished' as const, verifierReward: 1 };
     const final = (id: string, runner = 'edge-1') =>
@@ -262,17 +262,19 @@ describe('finishing', () => {
     const otherEnd = store.appendFinalTurns({
       turns: [assistantTurn(last, 1)],
       finish: { status: 'finished', verifierReward: 0 },
+      lease,
     });
     await expect(otherEnd).rejects.toMatchObject({ code: 'trajectory-closed' });
     const otherTurn = store.appendFinalTurns({
       turns: [assistantTurn(last, 1, { content: 'other' })],
       finish,
+      lease,
     });
     await expect(otherTurn).rejects.toMatchObject({ code: 'conflict' });
-    const { trajectories: more } = await makeGroup(store, { size: 1 });
+    const { trajectories: more } = await makeGroup(store, { size: 1, writer: 'runner' });
     const taken = (more[0] as { id: string }).id;
     await store.claimTrajectory({ trajectoryId: taken, runner: 'edge-2', leaseSeconds: 60 });
-    await store.appendTurn(userTurn(taken, 0));
+    await store.appendTurn(userTurn(taken, 0), { runner: 'edge-2', leaseSeconds: 60 });
     await expect(final(taken)).rejects.toMatchObject({ code: 'lease-lost' });
     expect((await store.getTrajectory(taken)).trajectory).toMatchObject({ status: 'running', turnCount: 1 });
   });

@@ -56,7 +56,7 @@ function mine(ids: readonly { trajectoryId: string }[], fixture: readonly { id: 
 
 describe('claiming an episode', () => {
   it('gives it to one runner when several claim at once; the holder renews, others are told who holds it', async () => {
-    const { task, trajectories } = await makeGroup(store, { size: 1 });
+    const { task, trajectories } = await makeGroup(store, { writer: 'runner', size: 1 });
     const id = (trajectories[0] as { id: string }).id;
     const claims = await Promise.all(
       ['a', 'b', 'c', 'd'].map((runner) => store.claimTrajectory({ trajectoryId: id, ...lease(runner) })),
@@ -83,7 +83,7 @@ describe('claiming an episode', () => {
   });
 
   it('refuses an ended episode and releases only what the runner holds', async () => {
-    const { trajectories } = await makeGroup(store, { size: 2 });
+    const { trajectories } = await makeGroup(store, { writer: 'runner', size: 2 });
     const [first, second] = trajectories.map((trajectory) => trajectory.id) as [string, string];
     expect(await store.claimTrajectories({ trajectoryIds: [first, second], ...lease('r') })).toHaveLength(2);
     await store.finishTrajectory({ trajectoryId: first, status: 'finished', runner: 'r' });
@@ -104,7 +104,7 @@ describe('claiming an episode', () => {
 
 describe('turn appends and beats under a lease', () => {
   it('renews the lease with the append, and refuses the turn and the finish of a runner taken over', async () => {
-    const { trajectories } = await makeGroup(store, { size: 1 });
+    const { trajectories } = await makeGroup(store, { writer: 'runner', size: 1 });
     const id = (trajectories[0] as { id: string }).id;
     await store.claimTrajectory({ trajectoryId: id, ...lease('old') });
     await expire([id]);
@@ -126,7 +126,7 @@ describe('turn appends and beats under a lease', () => {
   });
 
   it('keeps an expiry renewed moments ago on an append, and renews one renewed longer ago', async () => {
-    const { trajectories } = await makeGroup(store, { size: 1 });
+    const { trajectories } = await makeGroup(store, { writer: 'runner', size: 1 });
     const id = (trajectories[0] as { id: string }).id;
     await store.claimTrajectory({ trajectoryId: id, ...lease('r') });
     const expiry = async () => {
@@ -152,12 +152,17 @@ describe('turn appends and beats under a lease', () => {
   });
 
   it('beats only the episodes the runner still holds', async () => {
-    const { trajectories } = await makeGroup(store, { size: 3 });
+    const { trajectories } = await makeGroup(store, { writer: 'runner', size: 3 });
     const ids = trajectories.map((trajectory) => trajectory.id) as [string, string, string];
     await store.claimTrajectories({ trajectoryIds: ids, ...lease('r') });
     await expire(ids);
     await store.claimTrajectory({ trajectoryId: ids[1], ...lease('thief') });
-    await store.finishTrajectory({ trajectoryId: ids[2], status: 'error', errorReason: 'x' });
+    await store.finishTrajectory({
+      trajectoryId: ids[2],
+      status: 'error',
+      errorReason: 'x',
+      writer: 'runner',
+    });
     expect(await store.beatTrajectories({ trajectoryIds: ids, ...lease('r') })).toEqual([ids[0]]);
     expect(await leaseOf(ids[0])).toMatchObject({ held: true, beaten: true });
     expect(await leaseOf(ids[2])).toMatchObject({ held: false });
@@ -166,7 +171,7 @@ describe('turn appends and beats under a lease', () => {
 
 describe('the sweep', () => {
   it('takes stale episodes, leaves live ones, and adds its own under stale-or-own', async () => {
-    const { trajectories } = await makeGroup(store, { size: 3 });
+    const { trajectories } = await makeGroup(store, { writer: 'runner', size: 3 });
     const [live, stale, own] = trajectories.map((trajectory) => trajectory.id) as [string, string, string];
     await store.claimTrajectories({ trajectoryIds: [live, own], ...lease('edge-a') });
     await store.claimTrajectories({ trajectoryIds: [stale], ...lease('edge-b') });
@@ -188,7 +193,7 @@ describe('the sweep', () => {
   });
 
   it('takes a rollout slot whose first runner never came once its wait lapses, without counting a resume', async () => {
-    const { group, task } = await makeGroup(store, { size: 3, started: 0 });
+    const { group, task } = await makeGroup(store, { writer: 'runner', size: 3, started: 0 });
     const delivered = await store.startTrajectory({ groupId: group.id, awaitRunnerSeconds: 60 });
     const lost = await store.startTrajectory({ groupId: group.id, awaitRunnerSeconds: 60 });
     // Joined by an outside agent through the proxy: no edge runs it, so no sweep may take it.
@@ -207,7 +212,7 @@ describe('the sweep', () => {
     ]);
     expect(await leaseOf(lost.id)).toMatchObject({ runner: 's', resumes: 0, held: true });
     // A failed group's slots are not worth resuming; live traffic has no group.
-    const failed = await makeGroup(store, { size: 1, started: 0 });
+    const failed = await makeGroup(store, { writer: 'runner', size: 1, started: 0 });
     const abandoned = await store.startTrajectory({ groupId: failed.group.id, awaitRunnerSeconds: 60 });
     await store.markGroupFailed({ groupId: failed.group.id, reason: 'test' });
     const live = await store.startTrajectory({ env: 'live' });
@@ -220,9 +225,14 @@ describe('the sweep', () => {
   });
 
   it('ends an episode taken over too often, with a reason, and completes its group', async () => {
-    const { group, trajectories } = await makeGroup(store, { size: 2 });
+    const { group, trajectories } = await makeGroup(store, { writer: 'runner', size: 2 });
     const [done, looping] = trajectories.map((trajectory) => trajectory.id) as [string, string];
-    await store.finishTrajectory({ trajectoryId: done, status: 'finished', verifierReward: 1 });
+    await store.finishTrajectory({
+      trajectoryId: done,
+      status: 'finished',
+      verifierReward: 1,
+      writer: 'runner',
+    });
     await store.claimTrajectory({ trajectoryId: looping, ...lease('crashing') });
     for (let resume = 1; resume <= sweepOptions.maxResumes; resume++) {
       await expire([looping]);
@@ -243,7 +253,7 @@ describe('the sweep', () => {
   });
 
   it('ends a stale episode that is too old, and completes a running group whose slots all ended', async () => {
-    const old = await makeGroup(store, { size: 1 });
+    const old = await makeGroup(store, { writer: 'runner', size: 1 });
     const oldId = (old.trajectories[0] as { id: string }).id;
     await store.claimTrajectory({ trajectoryId: oldId, ...lease('gone') });
     await expire([oldId]);
@@ -251,7 +261,7 @@ describe('the sweep', () => {
       oldId,
     ]);
     // A group left `running` with every slot ended (written around the store).
-    const stuck = await makeGroup(store, { size: 1 });
+    const stuck = await makeGroup(store, { writer: 'runner', size: 1 });
     await store.sql.query(`update trajectories set status = 'finished' where group_id = $1`, [
       stuck.group.id,
     ]);
@@ -263,7 +273,7 @@ describe('the sweep', () => {
   });
 
   it('never gives one stale episode to two sweeps at once', async () => {
-    const { trajectories } = await makeGroup(store, { size: 4 });
+    const { trajectories } = await makeGroup(store, { writer: 'runner', size: 4 });
     const ids = trajectories.map((trajectory) => trajectory.id);
     await store.claimTrajectories({ trajectoryIds: ids, ...lease('dead') });
     await expire(ids);

@@ -27,6 +27,8 @@ export async function makeGroup(
     env?: string;
     policyVersionId?: string;
     split?: TaskSplit;
+    /** Who writes the slots (db/store/trajectory-access.ts); default `client`, as startTrajectory's. */
+    writer?: 'runner' | 'client';
   } = {},
 ): Promise<GroupFixture> {
   const size = options.size ?? 2;
@@ -39,7 +41,12 @@ export async function makeGroup(
   const group = await store.createGroup({ taskId: task.id, size, policyVersionId: options.policyVersionId });
   const trajectories: Trajectory[] = [];
   for (let slot = 0; slot < (options.started ?? size); slot += 1) {
-    trajectories.push(await store.startTrajectory({ groupId: group.id }));
+    trajectories.push(
+      await store.startTrajectory({
+        groupId: group.id,
+        ...(options.writer ? { writer: options.writer } : {}),
+      }),
+    );
   }
   return { task, group, trajectories };
 }

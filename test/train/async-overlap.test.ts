@@ -1,4 +1,4 @@
-// Continuous training while rollouts run (tiny model, real store, the inference double for
+// Continuous training while rollouts run (tiny model, real store, the local inference endpoint for
 // publication): a producer keeps writing episodes, each group sampled by the policy's default at its
 // start, two episodes in flight at a time, while runContinuous trains whenever a step's worth of
 // groups is complete and publishes each version. The store shows the overlap: episodes that started
@@ -8,6 +8,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../db/store.ts';
+import { type ServingModel, serveModel } from '../../serve/serve-model.ts';
 import type { ChatMessage } from '../../protocol/chat.ts';
 import type { PolicyModel } from '../../model/policy-model.ts';
 import type { ChatTokenizer } from '../../model/tokenizer/chat-tokenizer.ts';
@@ -16,7 +17,6 @@ import { runContinuous } from '../../trainer/train/run-continuous.ts';
 import { resolveTrainConfig } from '../../trainer/train/train-config.ts';
 import { Trainer } from '../../trainer/train/trainer.ts';
 import { uniqueName } from '../support/fixtures.ts';
-import { type InferenceDouble, startInferenceDouble } from './support/inference-double.ts';
 import { seedPolicy } from './support/seed-groups.ts';
 import { sampleTurn } from './support/tiny-policy.ts';
 import { useTrainerRig } from './support/trainer-rig.ts';
@@ -24,7 +24,7 @@ import { useTrainerRig } from './support/trainer-rig.ts';
 let root: string;
 let modelDir: string;
 let store: Store;
-let inference: InferenceDouble;
+let serving: ServingModel;
 let sampler: PolicyModel;
 let tokenizer: ChatTokenizer;
 
@@ -32,11 +32,11 @@ const rig = useTrainerRig('edgerl-async-overlap-');
 
 beforeAll(async () => {
   ({ root, modelDir, sampler, tokenizer, store } = rig);
-  inference = await startInferenceDouble();
+  serving = await serveModel({ modelDir, port: 0, log: () => {} });
 });
 
 afterAll(async () => {
-  await inference?.close();
+  await serving?.close();
 });
 
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -103,7 +103,7 @@ describe('edgerl train --continuous', () => {
       policyName: 'async-agent',
       modelDir,
       outputDir: join(root, 'out'),
-      inference: { baseUrl: inference.baseUrl, timeoutMs: 30_000 },
+      inference: { baseUrl: `${serving.url}/v1`, timeoutMs: 30_000 },
       owner: 'test:async-agent',
       reward: 'verifier',
       continuous: true,

@@ -1,4 +1,4 @@
-// Off-policy data in full trainer cycles (tiny model, real store, the inference double for
+// Off-policy data in full trainer cycles (tiny model, real store, the local inference endpoint for
 // publication): groups sampled more than --max-off-policy-steps versions behind the head are skipped,
 // marked in SQL with why and counted in the step; the rest are trained with the truncated importance
 // weights, whose statistics in `training_steps` never exceed the cap and match the stored logprobs'
@@ -8,20 +8,20 @@ import { tfjsEngineOf } from './support/tfjs-engine-of.ts';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../db/store.ts';
+import { type ServingModel, serveModel } from '../../serve/serve-model.ts';
 import type { PolicyModel } from '../../model/policy-model.ts';
 import type { ChatTokenizer } from '../../model/tokenizer/chat-tokenizer.ts';
 import { silentProgress } from '../../trainer/train/progress.ts';
 import { resolveTrainConfig, type TrainConfigInput } from '../../trainer/train/train-config.ts';
 import { runCycle, Trainer } from '../../trainer/train/trainer.ts';
 import { maxAbsDiff } from '../support/max-difference.ts';
-import { type InferenceDouble, startInferenceDouble } from './support/inference-double.ts';
 import { seedGroup, seedPolicy } from './support/seed-groups.ts';
 import { useTrainerRig } from './support/trainer-rig.ts';
 
 let root: string;
 let modelDir: string;
 let store: Store;
-let inference: InferenceDouble;
+let serving: ServingModel;
 let sampler: PolicyModel;
 let tokenizer: ChatTokenizer;
 
@@ -29,11 +29,11 @@ const rig = useTrainerRig('edgerl-async-');
 
 beforeAll(async () => {
   ({ root, modelDir, sampler, tokenizer, store } = rig);
-  inference = await startInferenceDouble();
+  serving = await serveModel({ modelDir, port: 0, log: () => {} });
 });
 
 afterAll(async () => {
-  await inference?.close();
+  await serving?.close();
 });
 
 function config(policyName: string, overrides: Partial<TrainConfigInput> = {}) {
@@ -41,7 +41,7 @@ function config(policyName: string, overrides: Partial<TrainConfigInput> = {}) {
     policyName,
     modelDir,
     outputDir: join(root, `out-${policyName}`),
-    inference: { baseUrl: inference.baseUrl, timeoutMs: 30_000 },
+    inference: { baseUrl: `${serving.url}/v1`, timeoutMs: 30_000 },
     owner: `test:${policyName}`,
     reward: 'verifier',
     groupsPerStep: 3,

@@ -167,6 +167,7 @@ describe('edgerl train --once (in process)', () => {
         'adapter_model.safetensors',
         'committed.json',
         'optimizer.safetensors',
+        'probe.json',
         'publication.json',
         'trainer_state.json',
       ]);

@@ -20,6 +20,7 @@ import { type EdgeHarness, startEdgeHarness } from '../edge/support/edge-harness
 import { uniqueName } from '../support/fixtures.ts';
 import { seedGroup, seedPolicy } from './support/seed-groups.ts';
 import { useTrainerRig } from './support/trainer-rig.ts';
+import { trajectoryKeyDigest } from '../../protocol/trajectory-key.ts';
 
 let root: string;
 let modelDir: string;
@@ -134,7 +135,10 @@ describe('the training render uses the stored tool specs', () => {
     for (const reward of [1, 0]) {
       const started = await h.api('/v1/trajectories', { json: { groupId: group.id } });
       expect(started.status).toBe(201);
-      const { trajectory } = (await started.json()) as { trajectory: { id: string; tools: unknown } };
+      const { trajectory, key } = (await started.json()) as {
+        trajectory: { id: string; tools: unknown };
+        key: string;
+      };
       expect(trajectory.tools).toBeNull();
       const reply = await h.api('/v1/chat/completions', {
         json: {
@@ -145,13 +149,14 @@ describe('the training render uses the stored tool specs', () => {
             { role: 'user', content: `Find the value of key a${reward}.` },
           ],
         },
-        headers: { 'x-edgerl-trajectory': trajectory.id },
+        headers: { 'x-edgerl-trajectory': key },
       });
       expect(reply.status).toBe(200);
       await h.store.finishTrajectory({
         trajectoryId: trajectory.id,
         status: 'finished',
         verifierReward: reward,
+        keyDigest: trajectoryKeyDigest(key),
       });
       ids.push(trajectory.id);
     }

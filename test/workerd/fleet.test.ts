@@ -62,11 +62,21 @@ async function call(
   return { status: response.status, text };
 }
 
+/** Each started trajectory's key (docs/edge.md, "Who writes a trajectory"), by its id. */
+const keys = new Map<string, string>();
+
 /** The id of a trajectory the fleet's Worker starts for `policy`. */
 async function startTrajectory(policy: string): Promise<string> {
   const created = await call('/v1/trajectories', { env: 'outside-agent', policy });
   expect(created.status).toBe(201);
-  return (JSON.parse(created.text) as { trajectory: { id: string } }).trajectory.id;
+  const { trajectory, key } = JSON.parse(created.text) as { trajectory: { id: string }; key: string };
+  keys.set(trajectory.id, key);
+  return trajectory.id;
+}
+
+/** The header that writes the trajectory: its key. */
+function keyHeader(trajectoryId: string): Record<string, string> {
+  return { 'x-edgerl-trajectory': keys.get(trajectoryId) ?? trajectoryId };
 }
 
 /** A published trained version, `ready` on each of `ready`. */
@@ -112,10 +122,12 @@ describe.runIf(context.databaseUrl)('the Worker over an inference fleet (INFEREN
         split: task.split,
       });
       const group = await store.createGroup({ taskId: stored.id, size: 1 });
+      // A rollout slot, as POST /v1/rollouts makes it: its runner writes it (docs/edge.md, "Who writes a trajectory").
       const trajectory = await store.startTrajectory({
         groupId: group.id,
         policyVersionId: held.versionId,
         metadata: { model: held.adapterName, slot: 0, settings: {} },
+        writer: 'runner',
       });
       return { groupId: group.id, trajectoryId: trajectory.id };
     });
@@ -143,14 +155,14 @@ describe.runIf(context.databaseUrl)('the Worker over an inference fleet (INFEREN
     const reply = await call(
       '/v1/chat/completions',
       { model: 'anything', messages: question },
-      { 'x-edgerl-trajectory': whole },
+      keyHeader(whole),
     );
     expect(reply.status).toBe(200);
     // Streamed too; each reply's turn records the replica it came from.
     const streamed = await call(
       '/v1/chat/completions',
       { model: 'anything', stream: true, messages: [{ role: 'user', content: 'Find the value of key zz.' }] },
-      { 'x-edgerl-trajectory': streamedTrajectory },
+      keyHeader(streamedTrajectory),
     );
     expect(streamed.status).toBe(200);
     expect(streamed.text.trimEnd().endsWith('data: [DONE]')).toBe(true);
@@ -183,11 +195,7 @@ describe.runIf(context.databaseUrl)('the Worker over an inference fleet (INFEREN
       });
     const trajectory = await startTrajectory(held.adapterName);
     const ask = () =>
-      call(
-        '/v1/chat/completions',
-        { model: 'anything', messages: question },
-        { 'x-edgerl-trajectory': trajectory },
-      );
+      call('/v1/chat/completions', { model: 'anything', messages: question }, keyHeader(trajectory));
     // Both replicas lost it: the first 404 fails over to the other, whose 404 is the answer.
     const first = await ask();
     expect(first.status).toBe(404);

@@ -136,21 +136,34 @@ describe.runIf(context.databaseUrl)('the queue consumer in workerd', () => {
         split: task.split,
       });
       const group = await store.createGroup({ taskId: stored.id, size: 1 });
+      // A rollout slot, as POST /v1/rollouts makes it: written only by a runner holding its lease
+      // (docs/edge.md, "Who writes a trajectory").
       const trajectory = await store.startTrajectory({
         groupId: group.id,
         metadata: { model: 'tiny-base', slot: 0, settings: {} },
+        writer: 'runner',
+      });
+      // The first run's runner wrote `turns` turns, then stopped and handed its lease back, so the
+      // delivery's consumer takes the episode over at once.
+      const lease = { runner: 'queue:first-run', leaseSeconds: 60 };
+      expect(await store.claimTrajectory({ trajectoryId: trajectory.id, ...lease })).toMatchObject({
+        claimed: true,
       });
       for (const [index, message] of solve(task).slice(0, turns).entries()) {
-        await store.appendTurn({
-          trajectoryId: trajectory.id,
-          index,
-          role: message.role,
-          content: message.content,
-          ...(message.role === 'assistant' && message.tool_calls ? { toolCalls: message.tool_calls } : {}),
-          ...(message.role === 'assistant' ? { metadata: { finishReason: 'tool_calls' } } : {}),
-          ...(message.role === 'tool' ? { toolCallId: message.tool_call_id } : {}),
-        });
+        await store.appendTurn(
+          {
+            trajectoryId: trajectory.id,
+            index,
+            role: message.role,
+            content: message.content,
+            ...(message.role === 'assistant' && message.tool_calls ? { toolCalls: message.tool_calls } : {}),
+            ...(message.role === 'assistant' ? { metadata: { finishReason: 'tool_calls' } } : {}),
+            ...(message.role === 'tool' ? { toolCallId: message.tool_call_id } : {}),
+          },
+          lease,
+        );
       }
+      await store.releaseTrajectories({ runner: lease.runner, trajectoryIds: [trajectory.id] });
       return { task, groupId: group.id, trajectoryId: trajectory.id };
     } finally {
       await store.close();
@@ -225,9 +238,11 @@ describe.runIf(context.databaseUrl)('the cron sweep in workerd', () => {
         split: task.split,
       });
       const group = await store.createGroup({ taskId: stored.id, size: 1 });
+      // A rollout slot, as POST /v1/rollouts makes it (docs/edge.md, "Who writes a trajectory").
       const trajectory = await store.startTrajectory({
         groupId: group.id,
         metadata: { model: 'tiny-base', slot: 0, settings: {} },
+        writer: 'runner',
       });
       const lease = { runner: 'queue:dead-consumer', leaseSeconds: 60 };
       await store.claimTrajectory({ trajectoryId: trajectory.id, ...lease });
@@ -297,14 +312,17 @@ describe.runIf(context.databaseUrl)('the recording proxy in workerd', () => {
   it("records an outside agent's calls and streams them back as events", async () => {
     const created = await api('/v1/trajectories', { json: { env: 'outside-agent' } });
     expect(created.status).toBe(201);
-    const { trajectory } = (await created.json()) as { trajectory: { id: string } };
+    const { trajectory, key: trajectoryKey } = (await created.json()) as {
+      trajectory: { id: string };
+      key: string;
+    };
     const messages = [
       { role: 'system', content: 'Follow keys.' },
       { role: 'user', content: 'Find the value of key qq.' },
     ];
     const reply = await api('/v1/chat/completions', {
       json: { model: 'anything', messages },
-      headers: { 'x-edgerl-trajectory': trajectory.id },
+      headers: { 'x-edgerl-trajectory': trajectoryKey },
     });
     expect(reply.status).toBe(200);
     const body = (await reply.json()) as {
@@ -314,6 +332,7 @@ describe.runIf(context.databaseUrl)('the recording proxy in workerd', () => {
     expect(body.choices[0]?.token_ids).toBeUndefined();
     const finish = await api(`/v1/trajectories/${trajectory.id}/finish`, {
       json: { status: 'truncated', reason: 'demo' },
+      headers: { 'x-edgerl-trajectory': trajectoryKey },
     });
     expect(finish.status).toBe(200);
     const events = await (await api(`/v1/trajectories/${trajectory.id}/events`)).text();
@@ -328,14 +347,17 @@ describe.runIf(context.databaseUrl)('the recording proxy in workerd', () => {
 
   it('passes a streamed reply through and records it', async () => {
     const created = await api('/v1/trajectories', { json: { env: 'outside-agent' } });
-    const { trajectory } = (await created.json()) as { trajectory: { id: string } };
+    const { trajectory, key: trajectoryKey } = (await created.json()) as {
+      trajectory: { id: string };
+      key: string;
+    };
     const reply = await api('/v1/chat/completions', {
       json: {
         model: 'anything',
         stream: true,
         messages: [{ role: 'user', content: 'Find the value of key zz.' }],
       },
-      headers: { 'x-edgerl-trajectory': trajectory.id },
+      headers: { 'x-edgerl-trajectory': trajectoryKey },
     });
     expect(reply.status).toBe(200);
     const text = await reply.text();

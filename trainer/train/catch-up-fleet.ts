@@ -7,19 +7,48 @@
 //   not listed               → `loading` (the edge stops routing there), load it from the version's
 //                              adapter_uri, verify, `ready`; a failure quarantines it again.
 // An unreachable replica is reported and left as it is (the edge fails over on connection errors;
-// when it comes back, the next catch-up finds what it lacks). Run by the trainer each cycle and by
-// `edgerl fleet catch-up`. Leaves out unloading retired versions.
+// when it comes back, the next catch-up finds what it lacks). Verification is the adapter's answer
+// (verify-adapter.ts), against the probe the trainer recorded in the version's metadata. Retention
+// runs first (retain-adapters.ts): only routable versions are loaded, the others are unloaded. A
+// routable version whose serving copy was pruned (a rollback target from long ago) is copied again
+// from its checkpoint directory when that still exists. Run by the trainer each cycle and by
+// `edgerl fleet catch-up`.
+import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { PolicyVersion } from '../../db/schema/policies.ts';
 import type { Store } from '../../db/store.ts';
+import { redactSecrets } from '../../protocol/redact-secrets.ts';
+import { type AdapterProbe, adapterProbeSchema } from './adapter-probe.ts';
 import type { InferenceFleet } from './inference-endpoint.ts';
-import { loadOnReplica, type ReplicaCall, replicaModels, verifyOnReplica } from './publish.ts';
+import {
+  type AnswerCheck,
+  copyToServingDir,
+  loadOnReplica,
+  type ReplicaCall,
+  replicaModels,
+  verifyOnReplica,
+} from './publish.ts';
+import { type RetentionReport, retainAdapters } from './retain-adapters.ts';
 
 export interface CatchUpInput {
   readonly store: Store;
-  readonly fleet: Pick<InferenceFleet, 'replicas' | 'apiKey' | 'timeoutMs'>;
+  readonly fleet: Pick<
+    InferenceFleet,
+    'replicas' | 'apiKey' | 'timeoutMs' | 'probeTolerance' | 'keepVersions'
+  >;
   /** Only this policy's versions; absent: every policy's. */
   readonly policyName?: string;
+  /** The trainer's serving directory, for retention's pruning (retain-adapters.ts). */
+  readonly servingDir?: string;
   readonly fetch?: typeof fetch;
+  /** Sees retention's report (the trainer logs it). */
+  readonly onRetention?: (report: RetentionReport) => void;
+}
+
+/** The trainer's probe from a version's metadata (adapter-probe.ts); undefined for older versions. */
+export function recordedProbe(version: PolicyVersion): AdapterProbe | undefined {
+  const parsed = adapterProbeSchema.safeParse((version.metadata as { probe?: unknown } | null)?.probe);
+  return parsed.success ? parsed.data : undefined;
 }
 
 /** What one replica needed, per version's adapter name. */
@@ -37,22 +66,67 @@ export interface ReplicaCatchUp {
 
 export async function catchUpFleet(input: CatchUpInput): Promise<ReplicaCatchUp[]> {
   const { store } = input;
-  const versions = await store.servableVersions(input.policyName ? { policyName: input.policyName } : {});
+  const retention = await retainAdapters({
+    store,
+    fleet: input.fleet,
+    ...(input.policyName ? { policyName: input.policyName } : {}),
+    ...(input.servingDir ? { servingDir: input.servingDir } : {}),
+    ...(input.fetch ? { fetch: input.fetch } : {}),
+  });
+  input.onRetention?.(retention);
+  const { routable } = await store.routableVersions({
+    keepNewest: input.fleet.keepVersions,
+    ...(input.policyName ? { policyName: input.policyName } : {}),
+  });
+  const keep = new Set(routable.map((entry) => entry.version.id));
+  const versions = (
+    await store.servableVersions(input.policyName ? { policyName: input.policyName } : {})
+  ).filter((version) => keep.has(version.id));
   if (versions.length === 0) return input.fleet.replicas.map((replica) => emptyReport(replica));
   const [first] = versions;
   const rows = await store.listPublications(input.policyName && first ? { policyId: first.policyId } : {});
   const stateOf = new Map(rows.map((row) => [`${row.policyVersionId} ${row.replica}`, row.state]));
+  const baseModels = new Map<string, string>();
+  for (const policyId of new Set(versions.map((version) => version.policyId))) {
+    baseModels.set(policyId, (await store.getPolicy({ policyId })).baseModel);
+  }
+  const checkOf = (version: PolicyVersion): AnswerCheck => ({
+    probe: recordedProbe(version),
+    baseModel: baseModels.get(version.policyId) as string,
+    tolerance: input.fleet.probeTolerance,
+  });
+  for (const version of versions) await restoreServingCopy(version);
   return Promise.all(
     input.fleet.replicas.map((replica) =>
-      catchUpReplica(input, replica, versions, (versionId) => stateOf.get(`${versionId} ${replica}`)),
+      catchUpReplica(input, replica, versions, checkOf, (versionId) =>
+        stateOf.get(`${versionId} ${replica}`),
+      ),
     ),
   );
+}
+
+/**
+ * A routable version whose serving copy is gone (pruned while it was not routable) is copied again
+ * from its checkpoint, when the serving path and the checkpoint are on this machine; otherwise the
+ * load fails on the replicas and they are quarantined for it with the server's reason.
+ */
+async function restoreServingCopy(version: PolicyVersion): Promise<void> {
+  const uri = version.adapterUri;
+  const checkpoint = (version.metadata as { checkpoint?: unknown } | null)?.checkpoint;
+  if (!uri || existsSync(uri) || typeof checkpoint !== 'string' || !existsSync(checkpoint)) return;
+  if (!existsSync(dirname(uri))) return;
+  await copyToServingDir({
+    sourceDir: checkpoint,
+    servingDir: dirname(uri),
+    adapterName: version.adapterName,
+  });
 }
 
 async function catchUpReplica(
   input: CatchUpInput,
   replica: string,
   versions: readonly PolicyVersion[],
+  checkOf: (version: PolicyVersion) => AnswerCheck,
   stateOf: (versionId: string) => string | undefined,
 ): Promise<ReplicaCatchUp> {
   const { store } = input;
@@ -66,7 +140,7 @@ async function catchUpReplica(
     ...(input.fetch ? { fetch: input.fetch } : {}),
   };
   const models = await replicaModels(call);
-  if (!models.ok) return { ...report, unreachable: models.reason };
+  if (!models.ok) return { ...report, unreachable: redactSecrets(models.reason) };
   const listed = new Set(models.ids);
   for (const version of versions) {
     const name = version.adapterName;
@@ -78,7 +152,7 @@ async function catchUpReplica(
         versionId: version.id,
         replica,
         state: 'quarantined',
-        error: `catch-up: ${reason}`.slice(0, 2000),
+        error: redactSecrets(`catch-up: ${reason}`).slice(0, 2000),
       });
     };
     if (!listed.has(name)) {
@@ -98,7 +172,7 @@ async function catchUpReplica(
         continue;
       }
     }
-    const verified = await verifyOnReplica(call, name);
+    const verified = await verifyOnReplica(call, name, checkOf(version));
     if (!verified.ok) {
       await quarantine(`${verified.stage}: ${verified.reason}`);
       continue;
@@ -116,7 +190,8 @@ function emptyReport(replica: string): ReplicaCatchUp {
 /** One line per replica that needed something (none when the fleet was caught up already). */
 export function describeCatchUp(reports: readonly ReplicaCatchUp[]): string[] {
   return reports.flatMap((report) => {
-    if (report.unreachable) return [`catch-up: ${report.replica} unreachable (${report.unreachable})`];
+    const replica = redactSecrets(report.replica);
+    if (report.unreachable) return [`catch-up: ${replica} unreachable (${report.unreachable})`];
     const parts = [
       report.loaded.length > 0 ? `loaded ${report.loaded.join(', ')}` : '',
       report.confirmed.length > 0 ? `confirmed ${report.confirmed.join(', ')}` : '',
@@ -124,6 +199,6 @@ export function describeCatchUp(reports: readonly ReplicaCatchUp[]): string[] {
         ? `still missing ${report.failed.map((failure) => `${failure.adapterName} (${failure.reason})`).join(', ')}`
         : '',
     ].filter((part) => part !== '');
-    return parts.length > 0 ? [`catch-up: ${report.replica}: ${parts.join('; ')}`] : [];
+    return parts.length > 0 ? [redactSecrets(`catch-up: ${replica}: ${parts.join('; ')}`)] : [];
   });
 }

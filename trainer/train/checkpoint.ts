@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { EngineKind, TrainEngine } from '../engine/train-engine.ts';
+import { type AdapterProbe, adapterProbeSchema, measureAdapterProbe } from './adapter-probe.ts';
 import type { TrainMode } from './train-config.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 
@@ -64,6 +65,8 @@ export interface Commit {
 export interface Checkpoint {
   readonly dir: string;
   readonly state: CheckpointState;
+  /** The adapter's answer to the probe sequence (adapter-probe.ts); absent in older checkpoints. */
+  readonly probe?: AdapterProbe;
   readonly publication?: Publication;
   readonly commit?: Commit;
 }
@@ -71,6 +74,7 @@ export interface Checkpoint {
 const stateFile = 'trainer_state.json';
 const publicationFile = 'publication.json';
 const commitFile = 'committed.json';
+const probeFile = 'probe.json';
 
 export function checkpointsDir(root: string): string {
   return join(root, 'checkpoints');
@@ -106,8 +110,12 @@ export async function writeCheckpoint(
     parent,
     `.tmp-${checkpointName(parts.state.step)}-${process.pid}-${randomBytes(4).toString('hex')}`,
   );
+  let probe: AdapterProbe;
   try {
     await parts.engine.save(temporary, { optimizer: true });
+    // Measured with the weights just saved, so the probe is the checkpoint's own answer.
+    probe = await measureAdapterProbe(parts.engine);
+    await writeFile(join(temporary, probeFile), `${JSON.stringify(probe)}\n`);
     await writeFile(join(temporary, stateFile), `${JSON.stringify(parts.state, null, 2)}\n`);
     await syncDir(temporary);
     await rename(temporary, final);
@@ -116,7 +124,7 @@ export async function writeCheckpoint(
     await rm(temporary, { recursive: true, force: true });
     throw error;
   }
-  return { dir: final, state: parts.state };
+  return { dir: final, state: parts.state, probe };
 }
 
 /** Every complete checkpoint under `root`, oldest first (temporary directories are ignored). */
@@ -147,7 +155,16 @@ export async function readCheckpoint(dir: string): Promise<Checkpoint> {
   const commit = existsSync(join(dir, commitFile))
     ? await readJson<Commit>(join(dir, commitFile))
     : undefined;
-  return { dir, state, ...(publication ? { publication } : {}), ...(commit ? { commit } : {}) };
+  const probe = existsSync(join(dir, probeFile))
+    ? adapterProbeSchema.parse(await readJson<unknown>(join(dir, probeFile)))
+    : undefined;
+  return {
+    dir,
+    state,
+    ...(publication ? { publication } : {}),
+    ...(commit ? { commit } : {}),
+    ...(probe ? { probe } : {}),
+  };
 }
 
 export async function writePublication(

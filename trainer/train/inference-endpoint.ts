@@ -4,7 +4,7 @@
 // adapter itself. Talking to one replica is publish.ts; to the fleet, publish-fleet.ts.
 import { z } from 'zod';
 import { documented } from '../../protocol/config-docs.ts';
-import { intBetween } from '../../protocol/config-fields.ts';
+import { intBetween, numberWhere } from '../../protocol/config-fields.ts';
 import { parseReplicaList, replicaUrlProblem } from '../../protocol/replica-url.ts';
 
 const section = 'Where';
@@ -60,6 +60,7 @@ export const inferenceEndpointSchema = z
       arg: 'N',
       section,
     }),
+    ...fleetCheckFields(),
   })
   .superRefine((endpoint, context) => {
     if (endpoint.minReplicas > endpoint.baseUrl.length && endpoint.baseUrl.length > 0) {
@@ -79,6 +80,43 @@ export const inferenceEndpointSchema = z
   }))
   // Absent, it is parsed as {} so the missing URL is reported as such (the cast: baseUrl is required).
   .prefault({} as { baseUrl: string });
+
+/**
+ * How replicas are held to account, shared by the trainer and `edgerl fleet catch-up`: the
+ * verification tolerance (trainer/train/verify-adapter.ts) and how many versions stay loaded
+ * (trainer/train/retain-adapters.ts). A fresh object per call: field docs are registered per schema.
+ */
+export function fleetCheckFields() {
+  return {
+    probeTolerance: documented(
+      numberWhere((value) => Number.isFinite(value) && value > 0, 'a positive number').default(0.1),
+      {
+        doc: "largest mean |Δ log p| (nats) between a replica's probe logprobs and the trainer's before it is quarantined",
+        // fp32 tfjs serve-model vs the fp32 trainer differ by ~1e-5; bf16 vLLM vs an fp32 trainer by a
+        // few hundredths on average (the training–inference mismatch measured in Yao et al. 2025, "Your
+        // Efficient RL Framework Secretly Brings You Off-Policy RL Training"); a different model or
+        // adapter by far more. The base-model check (verify-adapter.ts) does not depend on it.
+        source: 'above bf16 vLLM vs fp32 trainer (a few hundredths), far below another model',
+        flag: 'probe-tolerance',
+        arg: 'NATS',
+        section,
+      },
+    ),
+    keepVersions: documented(intBetween(1, 1000).default(3), {
+      doc: "newest versions per policy each replica keeps loaded besides the defaults, their rollback targets and running experiments' arms; older ones are unloaded and their serving copies pruned",
+      // Three covers the version being published, the one it replaced (an A/B control, a rollback) and
+      // one more in flight on a slow edge cache; vLLM's --max-loras defaults to 1 and GPU memory per
+      // adapter grows with rank, so keeping many loaded is not free.
+      source: 'new + previous + one in flight; vLLM --max-loras is small',
+      flag: 'keep-versions',
+      arg: 'K',
+      section,
+    }),
+  };
+}
+
+/** The checks' defaults, for callers without a config of their own (the demo). */
+export const defaultFleetChecks = z.object(fleetCheckFields()).parse({});
 
 /** The fleet's settings, as the trainer resolved them. */
 export type InferenceFleet = z.output<typeof inferenceEndpointSchema>;

@@ -1,6 +1,7 @@
 // What the trainer prints while it works: on a terminal, one bar redrawn in place per step
 // (micro-batches done, tokens/s); elsewhere (cron, logs), plain lines only. Both print the same
 // one-line summary per step and every cycle event. Leaves out the figures themselves (run-cycle.ts).
+import { redactSecrets } from '../../protocol/redact-secrets.ts';
 
 export interface Progress {
   /** A line for people: claims, scores, publication, errors. */
@@ -27,7 +28,8 @@ export function createProgress(stream: ProgressStream): Progress {
   return {
     line(text) {
       clear();
-      stream.write(`${text}\n`);
+      // Lines quote errors (a publish failure, a replica's URL): credentials never reach the log.
+      stream.write(`${redactSecrets(text)}\n`);
     },
     microBatch(step, done, total, tokens, seconds) {
       if (!tty) return;

@@ -29,6 +29,8 @@ import type { CycleState, Publishing, RegisteredCheckpoint, StateOf } from './cy
 import type { CycleContext } from './step-source.ts';
 import type { PublishStage } from './publish.ts';
 import { type FleetPublishOutcome, publishToFleet } from './publish-fleet.ts';
+import { describeRetention, retainAdapters } from './retain-adapters.ts';
+import { redactSecrets } from '../../protocol/redact-secrets.ts';
 import type { TrainerSession } from './trainer-session.ts';
 
 /** checkpointed → registered (or discarded): its groups held, its steps recorded, its version registered. */
@@ -86,6 +88,8 @@ export async function registerCheckpoint(
     metadata: {
       kind: saved.kind,
       checkpoint: checkpoint.dir,
+      // What catch-up verifies replicas against, without an engine (adapter-probe.ts).
+      ...(checkpoint.probe ? { probe: checkpoint.probe } : {}),
       step: saved.step,
       groupIds: saved.groupIds,
       groupReasons: saved.groupReasons,
@@ -105,11 +109,17 @@ export async function publishCheckpoint(
   state: StateOf<'registered'>,
   context: CycleContext,
 ): Promise<CycleState> {
-  const { config, deps } = context.session;
+  const { config, deps, policy, engine } = context.session;
   const { store, progress } = deps;
   const { checkpoint } = state;
   const { publication } = checkpoint;
   const published = await publishToFleet({
+    check: {
+      probe: checkpoint.probe,
+      baseModel: policy.baseModel,
+      tolerance: config.inference.probeTolerance,
+      vocabSize: engine.model.vocabSize,
+    },
     store,
     versionId: publication.versionId,
     adapterName: publication.adapterName,
@@ -122,7 +132,7 @@ export async function publishCheckpoint(
   });
   if (!published.ok || published.acknowledged.length < config.inference.minReplicas) {
     const failure = fleetFailure(published, config.inference.minReplicas, config.inference.replicas.length);
-    const reason = `${failure.stage}: ${failure.reason}`;
+    const reason = redactSecrets(`${failure.stage}: ${failure.reason}`);
     await store
       .recordPublishFailure({ versionId: publication.versionId, reason: reason.slice(0, 2000) })
       .catch((error: unknown) =>
@@ -135,13 +145,15 @@ export async function publishCheckpoint(
         kind: 'publish-failed',
         adapterName: publication.adapterName,
         stage: failure.stage,
-        reason: failure.reason,
+        reason: redactSecrets(failure.reason),
       },
     };
   }
   for (const failed of published.failed) {
     progress.line(
-      `${failed.replica} quarantined for ${publication.adapterName} (${failed.stage}: ${failed.reason}); catch-up retries it`,
+      redactSecrets(
+        `${failed.replica} quarantined for ${publication.adapterName} (${failed.stage}: ${failed.reason}); catch-up retries it`,
+      ),
     );
   }
   return {
@@ -188,6 +200,7 @@ export async function commitCheckpoint(
   });
   const experimentId = await openAbTest(session, publication, saved.parentVersionId);
   await prune(session);
+  await retain(session);
   return {
     kind: 'committed',
     lineage: { ...state.lineage, parentVersionId: publication.versionId },
@@ -205,6 +218,26 @@ export async function commitCheckpoint(
       replicas: fleet.acknowledged,
     },
   };
+}
+
+/**
+ * Adapter retention after the commit (retain-adapters.ts): the new version is routable now, so the
+ * oldest beyond --keep-versions leaves the replicas. Reported, never fatal: the version is committed.
+ */
+async function retain(session: TrainerSession): Promise<void> {
+  const { config, deps } = session;
+  try {
+    const report = await retainAdapters({
+      store: deps.store,
+      fleet: config.inference,
+      policyName: config.policyName,
+      servingDir: config.servingDir,
+      ...(deps.fetch ? { fetch: deps.fetch } : {}),
+    });
+    for (const line of describeRetention(report)) deps.progress.line(line);
+  } catch (error) {
+    deps.progress.line(redactSecrets(`adapter retention failed: ${errorMessage(error)}`));
+  }
 }
 
 /**

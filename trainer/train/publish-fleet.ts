@@ -7,8 +7,10 @@
 // retried by catch-up-fleet.ts). A replica already `ready` for the version (a commit repeated after a
 // crash) keeps serving it while it is checked again. Leaves out the commit and the store's lease.
 import type { Store } from '../../db/store.ts';
+import { redactSecrets } from '../../protocol/redact-secrets.ts';
 import type { InferenceFleet } from './inference-endpoint.ts';
 import {
+  type AnswerCheck,
   copyToServingDir,
   loadOnReplica,
   type PublishStage,
@@ -28,6 +30,8 @@ export interface FleetPublishInput {
   /** The serving directory as the replicas see it (a shared mount); default `servingDir`, absolute. */
   readonly serverDir?: string;
   readonly fleet: Pick<InferenceFleet, 'replicas' | 'apiKey' | 'timeoutMs'>;
+  /** What each replica's answer is held to (verify-adapter.ts). */
+  readonly check: AnswerCheck;
   readonly fetch?: typeof fetch;
   /** Called once every replica has been prepared, before any is verified (a test kills one there). */
   readonly onPrepared?: () => Promise<void> | void;
@@ -64,7 +68,7 @@ export async function publishToFleet(input: FleetPublishInput): Promise<FleetPub
       versionId,
       replica,
       state: 'quarantined',
-      error: `${stage}: ${reason}`.slice(0, 2000),
+      error: redactSecrets(`${stage}: ${reason}`).slice(0, 2000),
     });
   };
   const call = (replica: string): ReplicaCall => ({
@@ -98,7 +102,7 @@ export async function publishToFleet(input: FleetPublishInput): Promise<FleetPub
   const verified = await Promise.all(
     prepared.map(async (replica): Promise<string | undefined> => {
       if (replica === undefined) return undefined;
-      const checked = await verifyOnReplica(call(replica), adapterName);
+      const checked = await verifyOnReplica(call(replica), adapterName, input.check);
       if (!checked.ok) {
         await quarantine(replica, checked.stage, checked.reason);
         return undefined;

@@ -10,7 +10,10 @@ import { existsSync } from 'node:fs';
 import { cp, mkdir, rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { assertNever } from '../../protocol/statuses.ts';
+import { redactSecrets } from '../../protocol/redact-secrets.ts';
+import { type AdapterProbe, probeTokens } from './adapter-probe.ts';
 import type { InferenceEndpoint } from './inference-endpoint.ts';
+import { judgeProbe } from './verify-adapter.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 
 export const publishStages = ['copy', 'load', 'list', 'probe'] as const;
@@ -45,7 +48,12 @@ export async function publishAdapter(input: PublishInput): Promise<PublishOutcom
 }
 
 export type StageFailure = { readonly ok: false; readonly stage: PublishStage; readonly reason: string };
-const fail = (stage: PublishStage, reason: string): StageFailure => ({ ok: false, stage, reason });
+// Reasons end up in publications.last_error and log lines: no replica URL's password in them.
+const fail = (stage: PublishStage, reason: string): StageFailure => ({
+  ok: false,
+  stage,
+  reason: redactSecrets(reason),
+});
 
 /** The serving directory's copy of the adapter, once for every replica (they read the same mount). */
 export async function copyToServingDir(
@@ -97,11 +105,46 @@ export async function loadOnReplica(
   return { ok: true, reused: false };
 }
 
-/** Verify on one replica: `GET /models` lists the name, and one probe chat completion through it answers. */
+/**
+ * Unload from one replica (vLLM's `POST /unload_lora_adapter` {lora_name}, which serve-model speaks
+ * too); a 404 means it was not loaded there, which is what was wanted.
+ */
+export async function unloadOnReplica(
+  replica: ReplicaCall,
+  adapterName: string,
+): Promise<{ ok: true; wasLoaded: boolean } | { ok: false; reason: string }> {
+  const answer = await request(replica.fetch ?? fetch, replica.endpoint, '/unload_lora_adapter', {
+    method: 'POST',
+    body: JSON.stringify({ lora_name: adapterName }),
+  });
+  if (answer.ok) return { ok: true, wasLoaded: true };
+  if (/ answered 404:/.test(answer.reason)) return { ok: true, wasLoaded: false };
+  return { ok: false, reason: redactSecrets(answer.reason) };
+}
+
+/** What verification compares a replica's answer with (verify-adapter.ts). */
+export interface AnswerCheck {
+  /** The trainer's logprobs of the probe sequence; absent for a version published without one. */
+  readonly probe: AdapterProbe | undefined;
+  /** The base model's name on the replicas (the policy's baseModel). */
+  readonly baseModel: string;
+  /** Largest mean |replica − trainer| logprob difference accepted, nats. */
+  readonly tolerance: number;
+  /** The vocabulary size, for the fixed probe sequence when no probe was recorded. */
+  readonly vocabSize?: number;
+}
+
+/**
+ * Verify on one replica: `GET /models` lists the name, and with `check` its answer is the adapter's:
+ * the probe sequence's prompt_logprobs under the adapter's name and under the base model's, judged
+ * by verify-adapter.ts. Without `check`: one probe chat completion must answer (a single endpoint
+ * published by hand, publishAdapter).
+ */
 export async function verifyOnReplica(
   replica: ReplicaCall,
   adapterName: string,
-): Promise<{ ok: true } | StageFailure> {
+  check?: AnswerCheck,
+): Promise<{ ok: true; note?: string } | StageFailure> {
   const after = await replicaModels(replica);
   if (!after.ok) return fail('list', after.reason);
   if (!after.ids.includes(adapterName)) {
@@ -109,6 +152,36 @@ export async function verifyOnReplica(
       'list',
       `GET /models does not list "${adapterName}" after loading it (it lists ${after.ids.join(', ') || 'nothing'})`,
     );
+  }
+  if (check) {
+    const tokens = check.probe?.tokens ?? probeTokens(check.vocabSize ?? 2);
+    const adapterAnswer = await promptScores(replica, adapterName, tokens);
+    if (!adapterAnswer.ok) return fail('probe', adapterAnswer.reason);
+    const replicaBase = await promptScores(replica, check.baseModel, tokens);
+    // A replica may not serve the base under the policy's name (vLLM's default name is the model
+    // path): then the trainer's own base answer stands in for it, which a replica serving the base
+    // under the adapter's name matches as closely as its own would.
+    const baseAnswer = replicaBase.ok
+      ? replicaBase.logprobs
+      : / answered 404:/.test(replicaBase.reason) && check.probe
+        ? check.probe.base
+        : undefined;
+    if (!baseAnswer) {
+      return fail('probe', `base model "${check.baseModel}": ${replicaBase.ok ? '' : replicaBase.reason}`);
+    }
+    const verdict = judgeProbe({
+      adapterAnswer: adapterAnswer.logprobs,
+      baseAnswer,
+      probe: check.probe,
+      tolerance: check.tolerance,
+    });
+    if (!verdict.ok) return fail('probe', verdict.reason);
+    return {
+      ok: true,
+      note: replicaBase.ok
+        ? verdict.note
+        : `${verdict.note} (base judged by the trainer's answer: the replica does not serve "${check.baseModel}")`,
+    };
   }
   const probe = await request(replica.fetch ?? fetch, replica.endpoint, '/chat/completions', {
     method: 'POST',
@@ -125,6 +198,40 @@ export async function verifyOnReplica(
     return fail('probe', 'the probe completion came back without choices');
   }
   return { ok: true };
+}
+
+/**
+ * The replica's log p(tokens[t] | tokens[< t]) for t ≥ 1 under `model`: vLLM's prompt_logprobs
+ * extension of POST /completions (prompt as token ids, one token generated, `prompt_logprobs: 0`:
+ * each position's map holds at least the prompt's own token, keyed by its id).
+ */
+export async function promptScores(
+  replica: ReplicaCall,
+  model: string,
+  tokens: readonly number[],
+): Promise<{ ok: true; logprobs: number[] } | { ok: false; reason: string }> {
+  const answer = await request(replica.fetch ?? fetch, replica.endpoint, '/completions', {
+    method: 'POST',
+    body: JSON.stringify({ model, prompt: tokens, max_tokens: 1, temperature: 0, prompt_logprobs: 0 }),
+  });
+  if (!answer.ok) return answer;
+  const choice = (answer.body as { choices?: { prompt_logprobs?: unknown }[] } | undefined)?.choices?.[0];
+  const scored = choice?.prompt_logprobs;
+  if (!Array.isArray(scored) || scored.length !== tokens.length) {
+    return {
+      ok: false,
+      reason: `POST /completions with prompt_logprobs answered without ${tokens.length} prompt logprobs (a server without vLLM's prompt_logprobs?)`,
+    };
+  }
+  const logprobs: number[] = [];
+  for (let t = 1; t < tokens.length; t++) {
+    const entry = (scored[t] as Record<string, { logprob?: unknown }> | null)?.[String(tokens[t])];
+    if (typeof entry?.logprob !== 'number') {
+      return { ok: false, reason: `prompt_logprobs has no logprob for token ${tokens[t]} at position ${t}` };
+    }
+    logprobs.push(entry.logprob);
+  }
+  return { ok: true, logprobs };
 }
 
 /** Copies unless the target already holds the adapter (a repeated publication); returns whether it copied. */
@@ -173,7 +280,7 @@ async function request(
       error instanceof Error && error.name === 'TimeoutError'
         ? `no answer within ${endpoint.timeoutMs} ms`
         : causeOf(error);
-    return { ok: false, reason: `${what} to ${endpoint.baseUrl} failed: ${reason}` };
+    return { ok: false, reason: redactSecrets(`${what} to ${endpoint.baseUrl} failed: ${reason}`) };
   }
   const text = await response.text().catch(() => '');
   if (!response.ok) {

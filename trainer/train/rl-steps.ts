@@ -3,6 +3,8 @@
 // they lack; then per step, claim and score groups (prepare-step.ts), add the replayed successes
 // (replay.ts), and take the step at the scheduled learning rate; up to --steps-per-cycle steps.
 // Leaves out the driving (drive-cycle.ts) and publication (publish-checkpoint.ts).
+import { redactSecrets } from '../../protocol/redact-secrets.ts';
+import { describeRetention } from './retain-adapters.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 import { catchUpFleet, describeCatchUp } from './catch-up-fleet.ts';
 import type { CycleContext, StepSource } from './step-source.ts';
@@ -101,10 +103,14 @@ async function catchUp(session: TrainerSession): Promise<void> {
       store: deps.store,
       fleet: config.inference,
       policyName: config.policyName,
+      servingDir: config.servingDir,
       ...(deps.fetch ? { fetch: deps.fetch } : {}),
+      onRetention: (report) => {
+        for (const line of describeRetention(report)) deps.progress.line(line);
+      },
     });
     for (const line of describeCatchUp(reports)) deps.progress.line(line);
   } catch (error) {
-    deps.progress.line(`catch-up failed: ${errorMessage(error)}`);
+    deps.progress.line(redactSecrets(`catch-up failed: ${errorMessage(error)}`));
   }
 }

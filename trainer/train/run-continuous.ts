@@ -5,10 +5,14 @@
 // version, which the next rollouts sample from, so the samples a step trains on are at most a few
 // versions behind; staleness is bounded and corrected in prepare-step.ts and the loss
 // (--max-off-policy-steps, --rollout-correction). A failed cycle is reported and retried after a
-// poll. Leaves out signals and printing (the CLI's) and the rollouts themselves (the edge's).
+// poll. An unreachable store is waited out (wait-out-store.ts, --store-retry-seconds, --max-store-wait):
+// the poll is retried with backoff, and a cycle that failed for it is followed by a reload of the lineage
+// once the store answers again. Leaves out signals and printing (the CLI's) and the rollouts (the edge's).
+import { isStoreUnreachable } from '../../db/store-unreachable.ts';
 import type { CycleReport } from './cycle-state.ts';
 import { trainedSplits } from './prepare-step.ts';
 import { runCycle, type Trainer } from './trainer.ts';
+import { storeWaitFrom, waitOutStore } from './wait-out-store.ts';
 
 export interface ContinuousOptions {
   /** Checked before each cycle and each wait: true ends the loop (a running cycle finishes first). */
@@ -41,12 +45,25 @@ export async function runContinuous(
   let published = 0;
   let failures = 0;
   let lastFailed = false;
-  while (!options.stopping()) {
-    const claimable = await deps.store.countClaimableGroups({
-      policyId: policy.id,
-      retryUnscored: config.reward !== 'verifier',
-      splits: [...trainedSplits],
+  const storeWait = (what: string) =>
+    storeWaitFrom(config.storeWait, {
+      stopping: options.stopping,
+      wait: options.wait,
+      log: (line) => deps.progress.line(line),
+      what,
     });
+  while (!options.stopping()) {
+    const polled = await waitOutStore(
+      () =>
+        deps.store.countClaimableGroups({
+          policyId: policy.id,
+          retryUnscored: config.reward !== 'verifier',
+          splits: [...trainedSplits],
+        }),
+      storeWait('look for complete groups'),
+    );
+    if (polled.kind === 'stopped') break;
+    const claimable = polled.value;
     if (!trainer.position.pending && !ready(claimable)) {
       await options.wait(options.pollMs);
       continue;
@@ -62,6 +79,14 @@ export async function runContinuous(
       cycles += 1;
       lastFailed = true;
       options.onError?.(error);
+      if (isStoreUnreachable(error)) {
+        failures += 1;
+        // The cycle's clean-up (reloading the checkpoint, handing leases back) needed the store too:
+        // once it answers, re-read where the lineage stands, then look again at once.
+        const reloaded = await waitOutStore(() => trainer.reload(), storeWait('reload the last checkpoint'));
+        if (reloaded.kind === 'stopped') break;
+        continue;
+      }
     }
     if (lastFailed) failures += 1;
     // Nothing consumed (every group stale or set aside) or a failure: give the rollouts, the fleet

@@ -11,6 +11,7 @@ interface Partial {
   readonly maxSequenceTokens?: unknown;
   readonly loss?: { readonly microBatchTokens?: unknown };
   readonly engine?: { readonly processes?: unknown; readonly sharding?: unknown };
+  readonly storeWait?: { readonly retrySeconds?: unknown; readonly retryCapSeconds?: unknown };
 }
 
 export function trainConfigChecks(config: Partial, context: z.RefinementCtx): void {
@@ -28,6 +29,16 @@ export function trainConfigChecks(config: Partial, context: z.RefinementCtx): vo
   }
   if (config.continuous === true && config.mode === 'sft') {
     fail('--continuous trains GRPO while rollouts run; --sft is a one-off warm-up: drop one of them');
+  }
+  const { retrySeconds, retryCapSeconds } = config.storeWait ?? {};
+  if (
+    typeof retrySeconds === 'number' &&
+    typeof retryCapSeconds === 'number' &&
+    retryCapSeconds < retrySeconds
+  ) {
+    fail(
+      '--store-retry-cap-seconds is the longest wait between store retries: make it at least --store-retry-seconds',
+    );
   }
   const engine = config.engine;
   if (engine?.sharding === 'fsdp' && typeof engine.processes === 'number' && engine.processes < 2) {

@@ -18,6 +18,7 @@ import { offPolicySettingsSchema } from './off-policy-settings.ts';
 import { replaySettingsSchema } from './replay-settings.ts';
 import { scoreRetrySettingsSchema } from './score-retry-settings.ts';
 import { sftSection, sftSettingsSchema } from './sft-settings.ts';
+import { storeWaitSettingsSchema } from './store-wait-settings.ts';
 import { trainConfigChecks } from './train-config-checks.ts';
 
 export type { InferenceEndpoint, InferenceFleet } from './inference-endpoint.ts';
@@ -172,6 +173,7 @@ export const trainConfigSchema = z
       })
       .prefault({}),
     scoreRetry: scoreRetrySettingsSchema,
+    storeWait: storeWaitSettingsSchema,
     loss: lossConfigSchema.prefault({}),
     lrSchedule: lrScheduleSettingsSchema,
     offPolicy: offPolicySettingsSchema,
@@ -254,6 +256,8 @@ export const trainConfigSchema = z
         replicas: config.inference.replicas,
         minReplicas: config.inference.minReplicas,
         timeoutMs: config.inference.timeoutMs,
+        probeTolerance: config.inference.probeTolerance,
+        keepVersions: config.inference.keepVersions,
         ...(config.inference.apiKey ? { apiKey: config.inference.apiKey } : {}),
       },
       owner: config.owner ?? defaultOwner(outputDir),

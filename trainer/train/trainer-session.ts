@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { Policy, PolicyVersion } from '../../db/schema/policies.ts';
 import { isStoreError } from '../../db/errors.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
+import { redactSecrets } from '../../protocol/redact-secrets.ts';
 import type { Store } from '../../db/store.ts';
 import type { ChatTokenizer } from '../../model/tokenizer/chat-tokenizer.ts';
 import { loadTokenizer } from '../../model/tokenizer/load-tokenizer.ts';
@@ -22,6 +23,7 @@ import { runConfigSummary, trainingConfigHash } from './run-config-summary.ts';
 import { VersionLineage } from './staleness.ts';
 import type { Progress } from './progress.ts';
 import type { TrainConfig } from './train-config.ts';
+import { waitOutStore } from './wait-out-store.ts';
 
 /**
  * Points of a cycle where a test may pause the process (to kill it there): the states of
@@ -220,29 +222,49 @@ export class TrainerSession {
 
   /**
    * Ends the runs this process carries as `end` says, hands back the group leases no pending
-   * checkpoint of `at` accounts for, and gives the policy lease back; once.
+   * checkpoint of `at` accounts for, and gives the policy lease back; once. Each write is retried
+   * while the store is unreachable, all of them within --store-grace-seconds; what still fails is
+   * logged and left to the lease's expiry (the next trainer marks a run left running `interrupted`).
    */
   async end(end: RunEnd, at?: Position): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    const deadline = Date.now() + this.config.storeWait.graceSeconds * 1000;
     for (const trainingRunId of this.#runs) {
-      await this.deps.store
-        .finishTrainingRun(
+      await this.#withinGrace(`end training run ${trainingRunId}`, deadline, () =>
+        this.deps.store.finishTrainingRun(
           end.status === 'finished'
             ? { trainingRunId, status: 'finished' }
-            : { trainingRunId, status: end.status, errorReason: end.reason.slice(0, 2000) },
-        )
-        .catch((error: unknown) =>
-          this.deps.progress.line(`could not end training run ${trainingRunId}: ${errorMessage(error)}`),
-        );
+            : { trainingRunId, status: end.status, errorReason: redactSecrets(end.reason).slice(0, 2000) },
+        ),
+      ).catch((error: unknown) =>
+        this.deps.progress.line(`could not end training run ${trainingRunId}: ${errorMessage(error)}`),
+      );
     }
     // Group leases no checkpoint accounts for go back now (a signal stops a cycle mid-way).
-    await this.deps.store
-      .releaseOwnerLeases({ owner: this.config.owner, except: at?.pending?.state.groupIds ?? [] })
-      .catch((error: unknown) =>
-        this.deps.progress.line(`could not release the group leases: ${errorMessage(error)}`),
-      );
-    await this.#releasePolicyLease();
+    await this.#withinGrace('give the group leases back', deadline, () =>
+      this.deps.store.releaseOwnerLeases({
+        owner: this.config.owner,
+        except: at?.pending?.state.groupIds ?? [],
+      }),
+    ).catch((error: unknown) =>
+      this.deps.progress.line(`could not release the group leases: ${errorMessage(error)}`),
+    );
+    await this.#releasePolicyLease(deadline);
+  }
+
+  /** `write`, retried while the store is unreachable until `deadline` (ms since the epoch). */
+  async #withinGrace<T>(what: string, deadline: number, write: () => Promise<T>): Promise<void> {
+    const { retrySeconds, retryCapSeconds } = this.config.storeWait;
+    await waitOutStore(write, {
+      baseDelayMs: retrySeconds * 1000,
+      maxDelayMs: retryCapSeconds * 1000,
+      maxWaitMs: Math.max(0, deadline - Date.now()),
+      stopping: () => false,
+      wait: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+      log: (line) => this.deps.progress.line(line),
+      what,
+    });
   }
 
   async close(end: RunEnd = { status: 'finished' }, at?: Position): Promise<void> {
@@ -294,14 +316,15 @@ export class TrainerSession {
     this.#leaseTimer.unref();
   }
 
-  async #releasePolicyLease(): Promise<void> {
+  /** Stops renewing and gives the lease back, retrying an unreachable store until `deadline` (ms since the epoch). */
+  async #releasePolicyLease(deadline = Date.now()): Promise<void> {
     if (this.#leaseTimer) clearInterval(this.#leaseTimer);
     this.#leaseTimer = undefined;
-    await this.deps.store
-      .releasePolicyLease({ policyId: this.policy.id, owner: this.config.owner })
-      .catch((error: unknown) =>
-        this.deps.progress.line(`could not release the policy lease: ${errorMessage(error)}`),
-      );
+    await this.#withinGrace('give the policy lease back', deadline, () =>
+      this.deps.store.releasePolicyLease({ policyId: this.policy.id, owner: this.config.owner }),
+    ).catch((error: unknown) =>
+      this.deps.progress.line(`could not release the policy lease: ${errorMessage(error)}`),
+    );
   }
 
   #optimizerSettings(): OptimizerSettings {

@@ -44,6 +44,21 @@ export class Trainer {
     return outcome.report;
   }
 
+  /**
+   * Re-reads where the lineage stands (disk and store) and hands back the group leases no pending
+   * checkpoint accounts for: after a cycle that failed because the store was unreachable, whose own
+   * clean-up (the same two things) needed the store too.
+   */
+  async reload(): Promise<void> {
+    const position = await this.session.resume();
+    const { store } = this.session.deps;
+    await store.releaseOwnerLeases({
+      owner: this.session.config.owner,
+      except: position.pending?.state.groupIds ?? [],
+    });
+    this.#position = position;
+  }
+
   /** Ends the runs this process started as `end` says and gives the leases back; once. */
   end(end: RunEnd): Promise<void> {
     return this.session.end(end, this.#position);

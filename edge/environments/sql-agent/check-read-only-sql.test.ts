@@ -74,3 +74,25 @@ describe('checkReadOnlySql', () => {
     expect(reason('SELECT $a$ open')).toBe('unterminated dollar-quoted string $a$');
   });
 });
+
+describe('checkReadOnlySql and the server beyond the shop', () => {
+  it('refuses transaction-id and snapshot functions by name', () => {
+    expect(reason('select txid_current()')).toBe('the function txid_current() is not allowed');
+    expect(reason('SELECT pg_current_xact_id()')).toBe('the function pg_current_xact_id() is not allowed');
+    expect(reason('select pg_export_snapshot()')).toBe('the function pg_export_snapshot() is not allowed');
+  });
+
+  it('refuses the catalogs of databases, roles and sessions, qualified or not', () => {
+    for (const [sql, catalog] of [
+      ['select datname from pg_database', 'pg_database'],
+      ['select rolname from pg_catalog.pg_roles', 'pg_roles'],
+      ['SELECT usename FROM PG_USER', 'pg_user'],
+      ['select * from pg_locks', 'pg_locks'],
+      ['select query from pg_catalog.pg_stat_activity', 'pg_stat_activity'],
+    ]) {
+      expect(reason(sql as string), sql).toBe(
+        `${catalog} describes the server, not the shop; only the shop tables can be read`,
+      );
+    }
+  });
+});

@@ -21,7 +21,21 @@ const forbiddenFunctions = new Set(
   (
     'pg_sleep pg_sleep_for pg_sleep_until set_config nextval setval pg_terminate_backend ' +
     'pg_cancel_backend pg_reload_conf pg_read_file pg_read_binary_file pg_ls_dir pg_stat_file ' +
-    'lo_import lo_export dblink dblink_exec pg_advisory_lock pg_advisory_xact_lock'
+    'lo_import lo_export dblink dblink_exec pg_advisory_lock pg_advisory_xact_lock ' +
+    // A transaction id per call, even read-only; a snapshot another session could import.
+    'txid_current pg_current_xact_id pg_export_snapshot pg_lock_status'
+  ).split(' '),
+);
+
+/**
+ * Catalogs about the server rather than the shop: its databases, roles and other sessions. Refused
+ * by name, qualified (`pg_catalog.pg_roles`) or not; the reader's privileges close them too
+ * (sandbox/reader-privileges.ts revokedCatalogRelations), quoted or escaped spellings included.
+ */
+const forbiddenRelations = new Set(
+  (
+    'pg_database pg_stat_database pg_stat_database_conflicts pg_roles pg_user pg_group pg_auth_members ' +
+    'pg_authid pg_shadow pg_locks pg_stat_activity pg_stat_ssl pg_stat_gssapi'
   ).split(' '),
 );
 
@@ -48,6 +62,8 @@ export function checkReadOnlySql(sql: string): SqlCheck {
     );
   }
   for (const { word, calls, qualified } of lexed.words) {
+    if (forbiddenRelations.has(word))
+      return refuse(`${word} describes the server, not the shop; only the shop tables can be read`);
     if (qualified) continue; // `t.update` is a column, not a statement
     if (writeWords.has(word))
       return refuse(`the database is read-only; ${word.toUpperCase()} is not allowed`);

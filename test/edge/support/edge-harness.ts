@@ -3,6 +3,7 @@
 // that do not sleep for real inside episodes. `api` calls it with the test key.
 import type { Store } from '../../../db/store.ts';
 import type { EdgeLimits } from '../../../edge/app.ts';
+import type { EdgeConfig } from '../../../edge/edge-config.ts';
 import type { Environment } from '../../../edge/environments/environment.ts';
 import { environments } from '../../../edge/environments/environments.ts';
 import { type RunningEdge, startEdge } from '../../../edge/runtime/node.ts';
@@ -35,6 +36,8 @@ export interface HarnessOptions {
    * version sees it at once; test/edge/route-cache.test.ts covers the cache).
    */
   readonly routeCacheMs?: number;
+  /** More of the edge's config (scoped keys, trusted proxies), over the harness's own. */
+  readonly config?: Partial<EdgeConfig>;
 }
 
 export async function startEdgeHarness(options: HarnessOptions = {}): Promise<EdgeHarness> {
@@ -54,6 +57,7 @@ export async function startEdgeHarness(options: HarnessOptions = {}): Promise<Ed
         defaultModel: options.defaultModel ?? 'tiny-base',
         episodeConcurrency: options.concurrency ?? 4,
         policyTimeoutMs: options.policyTimeoutMs ?? 10_000,
+        ...options.config,
       },
       port: 0,
       store: testStore.store,

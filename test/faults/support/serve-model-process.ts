@@ -15,11 +15,13 @@ export interface ServeModelProcess {
 export async function startServeModelProcess(
   modelDir: string,
   servedModelName: string,
+  /** Extra environment, e.g. a fault hook (EDGERL_SERVE_FAULT: serve/serve-fault.ts). */
+  env: Record<string, string> = {},
 ): Promise<ServeModelProcess> {
   const child = spawn(
     process.execPath,
     [bin, 'serve-model', '--model', modelDir, '--served-model-name', servedModelName, '--port', '0'],
-    { env: { ...process.env, EDGERL_BACKEND: 'wasm' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    { env: { ...process.env, EDGERL_BACKEND: 'wasm', ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const port = await new Promise<number>((resolve, reject) => {
     let seen = '';

@@ -27,10 +27,20 @@ export interface TrainerRig {
   readonly baseVersionId: string;
   /** Seeds one complete group with reward spread, served by the base version. */
   seed(seedNumber: number): Promise<string>;
-  /** Starts `edgerl train --once` on policy `agent` with its own output directory. */
+  /**
+   * Starts `edgerl train --once` (or `--continuous`) on policy `agent` with its own output directory,
+   * on the rig's database or `databaseUrl` (the same database behind a proxy).
+   */
   train(
     name: string,
-    options?: { pauseAt?: string; leaseSeconds?: number; extra?: readonly string[]; env?: NodeJS.ProcessEnv },
+    options?: {
+      pauseAt?: string;
+      leaseSeconds?: number;
+      extra?: readonly string[];
+      env?: NodeJS.ProcessEnv;
+      continuous?: boolean;
+      databaseUrl?: string;
+    },
   ): Trainer;
   ledger(): Promise<Ledger>;
   close(): Promise<void>;
@@ -85,17 +95,18 @@ export async function openTrainerRig(serverUrl: string): Promise<TrainerRig> {
       return seeded.groupId;
     },
     train(name, options = {}) {
-      const args = trainOnceArgs({
+      const once = trainOnceArgs({
         modelDir,
         inferenceUrl: `${serving.url}/v1`,
         outputDir: join(root, name),
         extra: [
           '--database-url',
-          database.url,
+          options.databaseUrl ?? database.url,
           ...(options.leaseSeconds ? ['--lease-seconds', String(options.leaseSeconds)] : []),
           ...(options.extra ?? []),
         ],
       });
+      const args = options.continuous ? once.map((arg) => (arg === '--once' ? '--continuous' : arg)) : once;
       const { EDGERL_TRAIN_PAUSE_AT: _pause, DATABASE_URL: _url, ...env } = process.env;
       const child = spawn(process.execPath, args, {
         cwd: repo,

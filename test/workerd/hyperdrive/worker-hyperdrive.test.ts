@@ -98,13 +98,16 @@ describe.runIf(context.databaseUrl)('the Worker on Postgres through Hyperdrive',
   it("records an outside agent's call through the proxy, one store per request", async () => {
     const created = await api('/v1/trajectories', { env: 'outside-agent' });
     expect(created.status).toBe(201);
-    const { trajectory } = (await created.json()) as { trajectory: { id: string } };
+    const { trajectory, key: trajectoryKey } = (await created.json()) as {
+      trajectory: { id: string };
+      key: string;
+    };
     const reply = await SELF.fetch('https://edge.test/v1/chat/completions', {
       method: 'POST',
       headers: {
         authorization: `Bearer ${key}`,
         'content-type': 'application/json',
-        'x-edgerl-trajectory': trajectory.id,
+        'x-edgerl-trajectory': trajectoryKey,
       },
       body: JSON.stringify({
         model: 'anything',
