@@ -11,7 +11,7 @@ import type { EdgeEnv } from './app-env.ts';
 import type { CapabilityName } from './environments/capabilities.ts';
 import type { Environment } from './environments/environment.ts';
 import { ApiError } from './http/api-error.ts';
-import { errorResponse } from './http/error-response.ts';
+import { errorResponse, mayRetry } from './http/error-response.ts';
 import { serverErrorLine } from './http/server-error-line.ts';
 import { bearerAuth } from './middleware/bearer-auth.ts';
 import { requireScope } from './middleware/require-scope.ts';
@@ -221,6 +221,7 @@ export function createApp(deps: EdgeDeps) {
     const response = errorResponse(error);
     // A trajectory URL's key is a credential: logged with it masked.
     if (response.log) logError(error, loggedRequest(c.req.raw));
+    c.header('x-should-retry', String(mayRetry(response.status)));
     return c.json(response.body, response.status as 400);
   });
   return app;

@@ -2,7 +2,7 @@ import { HTTPException } from 'hono/http-exception';
 import { describe, expect, it } from 'vitest';
 import { StoreError, storeErrorCodes } from '../../db/errors.ts';
 import { ApiError } from './api-error.ts';
-import { errorResponse } from './error-response.ts';
+import { errorResponse, mayRetry } from './error-response.ts';
 
 describe('errorResponse', () => {
   it("keeps an ApiError's status, code and field", () => {
@@ -42,5 +42,26 @@ describe('errorResponse', () => {
       body: { error: { code: 'internal', message: 'internal error' } },
       log: true,
     });
+  });
+
+  it('answers a store that cannot be reached (a refused socket, SQLSTATE 08006) with 503, without its text', () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:5432 postgres://u:pw@db'), {
+      code: 'ECONNREFUSED',
+    });
+    const cut = Object.assign(new Error('connection failure'), { code: '08006' });
+    for (const error of [refused, new Error('Failed query', { cause: cut })]) {
+      expect(errorResponse(error)).toEqual({
+        status: 503,
+        body: {
+          error: { code: 'unavailable', message: 'the store cannot be reached right now; retry later' },
+        },
+        log: true,
+      });
+    }
+  });
+
+  it('tells clients to retry only what can succeed later (x-should-retry)', () => {
+    expect([400, 403, 404, 409, 413, 422].map(mayRetry)).toEqual([false, false, false, false, false, false]);
+    expect([408, 429, 500, 502, 503].map(mayRetry)).toEqual([true, true, true, true, true]);
   });
 });

@@ -1,8 +1,10 @@
 // Maps any error a route throws to a status and a JSON body, the one table the app's onError uses:
 // ApiErrors carry their own status, StoreErrors map by code, Hono's HTTPExceptions keep theirs, and
-// anything else is a 500 whose body says nothing about internals (no SQL, no stack, no secrets).
+// a store that cannot be reached is a 503, and anything else is a 500 whose body says nothing about
+// internals (no SQL, no stack, no secrets). Each answer says whether repeating the request can help.
 import { HTTPException } from 'hono/http-exception';
 import { StoreError, storeErrorStatus } from '../../db/errors.ts';
+import { isStoreUnreachable } from '../../db/store-unreachable.ts';
 import { ApiError, type ApiErrorCode, apiErrorCodes } from './api-error.ts';
 
 export interface ErrorBody {
@@ -18,6 +20,15 @@ export interface ErrorResponse {
   readonly body: ErrorBody;
   /** True for failures the operator should see in logs (5xx). */
   readonly log: boolean;
+}
+
+/**
+ * Whether the same request may succeed later: timeouts, rate limits and server-side failures. Sent as
+ * `x-should-retry`, which openai-node reads before its own status rules (it would otherwise retry a
+ * 409, such as a history conflict, which fails the same way every time).
+ */
+export function mayRetry(status: number): boolean {
+  return status === 408 || status === 429 || status >= 500;
 }
 
 export function errorResponse(error: unknown): ErrorResponse {
@@ -43,6 +54,11 @@ export function errorResponse(error: unknown): ErrorResponse {
       body: { error: { code, message: error.message || code } },
       log: error.status >= 500,
     };
+  }
+  if (isStoreUnreachable(error)) {
+    // Expected while the database restarts or a network blips: the client retries (after a while).
+    const message = 'the store cannot be reached right now; retry later';
+    return { status: 503, body: { error: { code: 'unavailable', message } }, log: true };
   }
   return { status: 500, body: { error: { code: 'internal', message: 'internal error' } }, log: true };
 }

@@ -39,10 +39,14 @@ describe('guessing API keys', () => {
   it('on /v1: the sixth wrong key within the window gets 429 with Retry-After, and so does the right key', async () => {
     const client = '198.51.100.1';
     for (let attempt = 1; attempt <= 5; attempt++) {
-      expect((await bearer(client, `wrong-guess-${attempt}`)).status).toBe(401);
+      const refused = await bearer(client, `wrong-guess-${attempt}`);
+      expect(refused.status).toBe(401);
+      expect(refused.headers.get('x-should-retry')).toBe('false');
     }
     const sixth = await bearer(client, 'wrong-guess-6');
     expectBlocked(sixth);
+    // Worth retrying after Retry-After, unlike the 401s before it.
+    expect(sixth.headers.get('x-should-retry')).toBe('true');
     expect(await sixth.json()).toMatchObject({ error: { code: 'too-many-requests' } });
     expectBlocked(await bearer(client, testApiKey));
     // The same limiter guards the console's API for that client; another client is let in.

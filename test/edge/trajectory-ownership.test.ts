@@ -60,7 +60,10 @@ describe("a rollout's trajectory", () => {
   it('is refused to the proxy with 409 before the upstream is called, and to the finish route', async () => {
     const id = await rolloutSlot();
     const calls = h.double.requests.length;
-    const refused = await errorOf(await chat(id));
+    const response = await chat(id);
+    // A refusal that will not change: openai-node reads this before its own rule of retrying a 409.
+    expect(response.headers.get('x-should-retry')).toBe('false');
+    const refused = await errorOf(response);
     expect(refused).toMatchObject({ status: 409, code: 'trajectory-owned' });
     expect(refused.message).toContain('written only by its rollout runner');
     expect(refused.message).toContain('POST /v1/trajectories');
