@@ -90,6 +90,21 @@ export const commands: readonly CommandEntry[] = [
     load: () => import('./commands/ab-create.ts').then((m) => m.abCreateCommand),
   },
   {
+    name: ['policy', 'create'],
+    summary: 'Create a policy with its base weights as version 0, the default',
+    load: () => import('./commands/policy.ts').then((m) => m.policyCreateCommand),
+  },
+  {
+    name: ['policy', 'list'],
+    summary: 'List policies with their base model and default version',
+    load: () => import('./commands/policy.ts').then((m) => m.policyListCommand),
+  },
+  {
+    name: ['policy', 'show'],
+    summary: "Show a policy's versions, the default marked",
+    load: () => import('./commands/policy.ts').then((m) => m.policyShowCommand),
+  },
+  {
     name: ['ab', 'list'],
     summary: 'List A/B experiments with their arms and sample counts',
     load: () => import('./commands/ab-list.ts').then((m) => m.abListCommand),

@@ -48,6 +48,9 @@ const expectations: readonly { readonly command: RegExp; readonly stdout: RegExp
   { command: /edgerl ab report checkout-v2/, stdout: /Experiment checkout-v2/ },
   { command: /edgerl ab promote checkout-v2 agent@4/, stdout: /agent@4/ },
   { command: /edgerl ab rollback agent/, stdout: /agent@3/ },
+  { command: /edgerl policy create support-bot/, stdout: /its default is support-bot@0/ },
+  { command: /edgerl policy list/, stdout: /agent +tiny-qwen +agent@3[\s\S]*support-bot +Qwen/ },
+  { command: /edgerl policy show support-bot/, stdout: /\* +support-bot@0 +published +base/ },
 ];
 
 let work: string;

@@ -6,6 +6,7 @@
 // stored here. Leaves out the cycle (drive-cycle.ts).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { createPolicyWithBase } from '../../db/create-policy-with-base.ts';
 import type { Policy, PolicyVersion } from '../../db/schema/policies.ts';
 import { isStoreError } from '../../db/errors.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
@@ -360,14 +361,7 @@ async function ensurePolicy(store: Store, config: TrainConfig): Promise<Policy> 
   } catch (error) {
     if (!isStoreError(error, 'not-found')) throw error;
   }
-  const policy = await store.createPolicy({ name: config.policyName, baseModel: config.baseModelName });
-  const base = await store.registerPolicyVersion({
-    policyId: policy.id,
-    adapterName: `${config.policyName}@0`,
-    metadata: { base: true },
-  });
-  await store.publishPolicyVersion({ versionId: base.id, makeDefault: true });
-  return store.getPolicy({ policyId: policy.id });
+  return createPolicyWithBase(store, { name: config.policyName, baseModel: config.baseModelName });
 }
 
 /** A version's adapter directory when it is one on this machine. */
