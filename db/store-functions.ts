@@ -9,6 +9,7 @@ import { appendFinalTurns, appendTurns } from './store/append-turns.ts';
 import { claimGroups } from './store/claim-groups.ts';
 import { countClaimableGroups } from './store/count-claimable-groups.ts';
 import { countQueuedEpisodes } from './store/count-queued-episodes.ts';
+import { unclaimableGroups } from './store/unclaimable-groups.ts';
 import { createExperiment } from './store/create-experiment.ts';
 import { createGroup } from './store/create-group.ts';
 import { getDefaultVersion, resolvePolicyVersion, setDefaultVersion } from './store/default-version.ts';
@@ -101,6 +102,7 @@ export const storeFunctions = {
   replayTrajectories,
   claimGroups,
   countClaimableGroups,
+  unclaimableGroups,
   renewLease,
   releaseGroups,
   reclaimGroups,

@@ -20,6 +20,7 @@ export type { IngestedTrajectory, IngestResult } from './store/ingest-trajectori
 export type { GroupTurnsAfter } from './store/group-turns-after.ts';
 export type { TrainingRunListing } from './store/list-training-runs.ts';
 export type { DefaultChangeRecord, LineageVersion, PolicyLineage } from './store/policy-lineage.ts';
+export type { UnclaimableGroups } from './store/unclaimable-groups.ts';
 export type { SameTaskAnswer, TaskAnswer } from './store/same-task-answers.ts';
 export type { GroupFilterOptions, GroupListing, SearchGroupsInput } from './store/search-groups.ts';
 export type { TrainingRunStep } from './store/training-run-steps.ts';

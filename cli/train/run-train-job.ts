@@ -7,11 +7,12 @@ import type { StoreConfig } from '../../db/drivers/store-config.ts';
 import { selectBackend } from '../../model/backend.ts';
 import { createProgress, type ProgressStream } from '../../trainer/train/progress.ts';
 import type { TrainConfig } from '../../trainer/train/train-config.ts';
+import { trainedSplits } from '../../trainer/train/prepare-step.ts';
 import { runCycle, runSft, Trainer } from '../../trainer/train/trainer.ts';
 import { PolicyLeasedError, type RunEnd, type TrainerDeps } from '../../trainer/train/trainer-session.ts';
 import { StoreWaitExceededError } from '../../trainer/train/wait-out-store.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
-import { describeCycle } from './describe-cycle.ts';
+import { describeCycle, describeUnclaimable } from './describe-cycle.ts';
 import { repeatCycles } from './repeat-cycles.ts';
 import { trainContinuously } from './train-continuously.ts';
 
@@ -73,6 +74,11 @@ export async function runTrainJob(job: TrainJob): Promise<number> {
     if (job.everyMs === undefined) {
       const report = await cycle();
       stdout.write(`${describeCycle(report)}\n`);
+      if (report.kind === 'idle') {
+        const { policy } = opened.session;
+        const groups = await store.unclaimableGroups({ policyId: policy.id, splits: [...trainedSplits] });
+        for (const line of describeUnclaimable(groups, policy.name)) stdout.write(`${line}\n`);
+      }
       return report.kind === 'publish-failed' ? 1 : 0;
     }
     const code = await repeatCycles(cycle, job.everyMs, stdout, stderr, {

@@ -8,6 +8,8 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../cli/main.ts';
+import { createPolicyWithBase } from '../../db/create-policy-with-base.ts';
+import { openStore } from '../../db/drivers/open-store.ts';
 import { formatDefault } from '../../cli/flags/config-usage.ts';
 import { parseDuration } from '../../cli/train/parse-duration.ts';
 import { configFields } from '../../protocol/config-docs.ts';
@@ -131,6 +133,49 @@ describe('edgerl train (command line)', () => {
       parseDuration('1h'),
     ]).toEqual([1500, 30_000, 900_000, 3_600_000]);
     expect(() => parseDuration('10ms')).toThrow(/at least 1s/);
+  });
+
+  it('--once with nothing to claim names the complete groups it saw and why it cannot train on them', async () => {
+    const dataDir = join(root, 'unclaimable-pgdata');
+    const store = await openStore({ dataDir });
+    try {
+      // Two complete groups rolled out on a bare model (no policy version), one for another policy.
+      const other = await createPolicyWithBase(store, { name: 'other', baseModel: 'tiny' });
+      for (const versionId of [undefined, undefined, other.defaultVersionId ?? undefined]) {
+        const task = await store.upsertTask({ env: 'tiny-test', key: `t-${Math.random()}`, input: {} });
+        const group = await store.createGroup({
+          taskId: task.id,
+          size: 2,
+          ...(versionId ? { policyVersionId: versionId } : {}),
+        });
+        for (const reward of [1, 0]) {
+          const { id } = await store.startTrajectory({ groupId: group.id });
+          await store.finishTrajectory({ trajectoryId: id, status: 'finished', verifierReward: reward });
+        }
+      }
+    } finally {
+      await store.close();
+    }
+    const { code, stdout } = await run(
+      [
+        '--once',
+        '--policy',
+        'agent',
+        '--model',
+        modelDir,
+        '--inference-url',
+        'http://127.0.0.1:9/v1',
+        '--output-dir',
+        join(root, 'out-unclaimable'),
+        '--reward',
+        'verifier',
+      ],
+      { EDGERL_DATA_DIR: dataDir, EDGERL_BACKEND: 'wasm' },
+    );
+    expect(code).toBe(0);
+    expect(stdout).toContain('no complete group to train on');
+    expect(stdout).toMatch(/2 complete group\(s\) were rolled out without a policy .*policy "agent"/);
+    expect(stdout).toContain('1 complete group(s) belong to other policies');
   });
 
   it('--every runs cycles until SIGTERM, then exits 0', async () => {
