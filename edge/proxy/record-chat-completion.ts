@@ -11,15 +11,14 @@
 // nothing at all: the one append statement checks the head it assumed and stores the exchange
 // (Store.appendConversation), so a call continuing a conversation is one store round trip.
 import { isStoreError } from '../../db/errors.ts';
-import { accessRefusal, type Store } from '../../db/store.ts';
+import type { Store } from '../../db/store.ts';
 import type { ChatMessage, ToolSpec } from '../../protocol/chat.ts';
 import type { TurnInput } from '../../protocol/turn.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 import { ApiError, invalidField } from '../http/api-error.ts';
 import { proxyModel } from '../routing/proxy-model.ts';
 import type { RouteCache } from '../routing/route-cache.ts';
-import { type Route, recordedRoute } from '../routing/route.ts';
-import { checkHistory, requestDigest } from './check-history.ts';
+import { type HeadView, headForCall, readAndCheck } from './head-for-call.ts';
 import { historyOrderIssue, type NewMessages } from './new-messages.ts';
 import type { TrajectoryHeads } from './trajectory-heads.ts';
 import { type ClientAsked, clientChunk, clientResponse } from './client-response.ts';
@@ -64,17 +63,6 @@ export interface ProxyResult {
   readonly model: string;
 }
 
-/** What a call assumes of the trajectory: a cached head, or the one just read. */
-interface HeadView {
-  readonly turnCount: number;
-  /** Null when the last stored turn has no digest (stored before the column): compared turn by turn. */
-  readonly historyDigest: string | null;
-  readonly tools: readonly ToolSpec[] | null;
-  readonly route: Route | undefined;
-  /** The trajectory's key digest; null for a keyless one. */
-  readonly keyDigest: string | null;
-}
-
 interface Exchange {
   readonly view: HeadView;
   readonly messages: readonly ChatMessage[];
@@ -98,20 +86,7 @@ async function begin(context: ProxyContext, call: ProxyCall): Promise<Exchange> 
   const { store } = context;
   const { request, trajectoryId } = call;
   const messages = request.messages.map(toChatMessage);
-  const known = context.heads?.get(trajectoryId);
-  let view: HeadView;
-  let fresh: NewMessages;
-  if (known && !keyFits(known, call.keyDigest)) {
-    // Not the trajectory's key: the read refuses it (a head is only ever its writer's: a client's).
-    ({ view, fresh } = await readAndCheck(store, trajectoryId, messages, call.keyDigest));
-  } else if (known && continues(known, messages)) {
-    view = known;
-    fresh = { ok: true, firstIndex: known.turnCount, messages: messages.slice(known.turnCount) };
-  } else {
-    // No head, or a request it does not vouch for: the answer is the stored state's, read now.
-    context.heads?.delete(trajectoryId);
-    ({ view, fresh } = await readAndCheck(store, trajectoryId, messages, call.keyDigest));
-  }
+  const { view, fresh } = await headForCall(store, context.heads, trajectoryId, messages, call.keyDigest);
   // After the history check: a rewritten conversation is a conflict whatever its order.
   const disordered = historyOrderIssue(messages);
   if (disordered) throw invalidField(disordered.field, disordered.message);
@@ -137,62 +112,6 @@ async function begin(context: ProxyContext, call: ProxyCall): Promise<Exchange> 
     requestedTools: request.tools,
     asked: { logprobs: request.logprobs === true, tokenIds: request.return_token_ids === true },
   };
-}
-
-/** True when the call may write the trajectory the head is of: it is keyless, or the call gave its key. */
-function keyFits(head: HeadView, keyDigest: string | undefined): boolean {
-  return head.keyDigest === null || head.keyDigest === keyDigest;
-}
-
-/** True when the request's first messages are the head's turns (their digest is the head's). */
-function continues(head: HeadView, messages: readonly ChatMessage[]): boolean {
-  return (
-    head.historyDigest !== null &&
-    messages.length >= head.turnCount &&
-    requestDigest(messages, head.turnCount) === head.historyDigest
-  );
-}
-
-/**
- * The trajectory's head read from the store, and the call checked against it before any upstream call:
- * another writer's trajectory (409 `trajectory-owned`), a missing or wrong key (403 `trajectory-key`),
- * a closed trajectory or a history that differs (409). The append statement checks the writer again.
- */
-async function readAndCheck(
-  store: Store,
-  trajectoryId: string,
-  messages: readonly ChatMessage[],
-  keyDigest: string | undefined,
-): Promise<{ view: HeadView; fresh: Extract<NewMessages, { ok: true }> }> {
-  const head = await store.getTrajectoryHead(trajectoryId).catch((error: unknown) => {
-    if (isStoreError(error, 'validation')) {
-      throw invalidField('x-edgerl-trajectory', 'must be a trajectory id (a uuid)');
-    }
-    throw error;
-  });
-  const { trajectory } = head;
-  const refused = accessRefusal(
-    { writer: trajectory.writer, keyDigest: head.keyDigest },
-    { writer: 'client', ...(keyDigest !== undefined ? { keyDigest } : {}) },
-    trajectoryId,
-  );
-  if (refused) throw refused;
-  if (trajectory.status !== 'running') {
-    throw new ApiError(
-      'conflict',
-      `trajectory ${trajectoryId} is ${trajectory.status}; it takes no more turns`,
-    );
-  }
-  const fresh = await checkHistory(store, head, messages);
-  if (!fresh.ok) throw new ApiError('conflict', `${fresh.field}: ${fresh.message}`, { field: fresh.field });
-  const view: HeadView = {
-    turnCount: trajectory.turnCount,
-    historyDigest: head.historyDigest,
-    tools: trajectory.tools,
-    route: recordedRoute(trajectory),
-    keyDigest: head.keyDigest,
-  };
-  return { view, fresh };
 }
 
 function promptTurnsOf(trajectoryId: string, fresh: Extract<NewMessages, { ok: true }>): TurnInput[] {
