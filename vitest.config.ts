@@ -2,10 +2,10 @@
 // EDGERL_TEST_DATABASE_URL) and end-to-end tests. `browser` runs the web console in headless Chromium
 // (test/console/*.test.ts, `npm run test:browser`). `faults` runs the fault scenarios (test/faults/*.test.ts, its
 // own CI step: `npm run test:faults`, whose reporter sums what they found). `workers` runs the edge Worker in workerd
-// (@cloudflare/vitest-pool-workers 0.15.1, the last release that runs on Node 20 with wrangler 4.86.0)
+// (@cloudflare/vitest-plugin 1.5.1, the renamed @cloudflare/vitest-pool-workers)
 // against the database, tunnel and inference double that test/workerd/global-setup.ts starts, its store on Neon's
 // driver; `workers-hyperdrive` runs it again with its store on a HYPERDRIVE binding (test/workerd/hyperdrive/).
-import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
+import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { fileURLToPath } from 'node:url';
 import { defineConfig, type Plugin } from 'vitest/config';
 
@@ -32,10 +32,10 @@ const pgForWorkerd: Plugin = {
 
 /** Bindings both Worker projects share; `inferenceBaseUrl` comes from global-setup.ts. */
 const workerBindings = (inferenceBaseUrl: string) => ({
-  INFERENCE_BASE_URL: inferenceBaseUrl,
-  EDGE_API_KEYS: 'workerd-test-key',
-  DEFAULT_MODEL: 'tiny-base',
-  INFERENCE_TIMEOUT_MS: '10000',
+  EDGERL_INFERENCE_URL: inferenceBaseUrl,
+  EDGERL_EDGE_API_KEYS: 'workerd-test-key',
+  EDGERL_DEFAULT_MODEL: 'tiny-base',
+  EDGERL_INFERENCE_TIMEOUT_MS: '10000',
 });
 
 /**
@@ -122,7 +122,7 @@ export default defineConfig({
                   // A refused port when there is no server: only the database-free tests run then.
                   DATABASE_URL: context.databaseUrl || 'postgres://nobody@127.0.0.1:9/none',
                   NEON_DEV_WS_PROXY: context.tunnel || '127.0.0.1:9',
-                  ...(context.sqlDatabaseUrl ? { SQL_DATABASE_URL: context.sqlDatabaseUrl } : {}),
+                  ...(context.sqlDatabaseUrl ? { EDGERL_SQL_DATABASE_URL: context.sqlDatabaseUrl } : {}),
                   ...workerBindings(context.inferenceBaseUrl),
                 },
               },

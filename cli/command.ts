@@ -4,7 +4,11 @@ import type { ParseArgsConfig } from 'node:util';
 
 export type OptionSpec = NonNullable<ParseArgsConfig['options']>;
 
-/** What a command does; its name and one-line summary are in the table in cli/commands.ts. */
+/**
+ * What a command does; its name and one-line summary are in the table in cli/commands.ts. Its module's
+ * top level holds what `usage` and `options` need; what `run` needs (the store, TensorFlow.js, the model,
+ * a server) it imports inside `run`, so `edgerl <command> --help` loads none of that.
+ */
 export interface Command {
   /** Usage text shown by `--help`: the synopsis and one line per option. */
   readonly usage: string;

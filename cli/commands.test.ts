@@ -17,8 +17,8 @@ interface Run {
 }
 
 /**
- * Runs `main(args)` as bin/edgerl.js does (tsx registered, then cli/main.ts imported), with tsx's
- * `onImport` log written to file descriptor 3 when the process exits.
+ * Runs `main(args)` for each call in turn as bin/edgerl.js does with the sources (tsx registered,
+ * then cli/main.ts imported), with tsx's `onImport` log written to file descriptor 3 at exit.
  */
 const childScript = `
 import { writeSync } from 'node:fs';
@@ -27,14 +27,14 @@ const loaded = [];
 register({ onImport: (url) => loaded.push(url) });
 process.on('exit', () => writeSync(3, JSON.stringify(loaded)));
 const { main } = await import(${JSON.stringify(new URL('./main.ts', import.meta.url).href)});
-process.exitCode = await main(JSON.parse(process.env.EDGERL_TEST_ARGS));
+for (const args of JSON.parse(process.env.EDGERL_TEST_CALLS)) process.exitCode = await main(args);
 `;
 
-function runEdgerl(args: readonly string[]): Promise<Run> {
+function runEdgerl(...calls: (readonly string[])[]): Promise<Run> {
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, ['--input-type=module', '-e', childScript], {
       cwd: checkout,
-      env: { ...process.env, EDGERL_TEST_ARGS: JSON.stringify(args) },
+      env: { ...process.env, EDGERL_TEST_CALLS: JSON.stringify(calls) },
       stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -104,6 +104,22 @@ describe('edgerl loads only the command it runs', () => {
     expect(commandModules(run.loaded)).toEqual(['db-migrate.ts']);
     expect(run.loaded.filter((url) => url.includes('/node_modules/@tensorflow/'))).toEqual([]);
   }, 60_000);
+
+  it('no `--help` loads PGlite; only demo, serve-model and train load TensorFlow.js', async () => {
+    // Their usage reads backend names from model/backend.ts (and demo's model/lora.ts), which import it.
+    const withTfjs = ['demo', 'serve-model', 'train'];
+    const helps = (keep: (name: string) => boolean) =>
+      commands.filter((entry) => keep(entry.name.join(' '))).map((entry) => [...entry.name, '--help']);
+    const loadedFrom = (run: Run, name: string) =>
+      run.loaded.filter((url) => url.includes(`/node_modules/${name}/`));
+    const rest = await runEdgerl(...helps((name) => !withTfjs.includes(name)));
+    expect(rest.code).toBe(0);
+    expect(loadedFrom(rest, '@electric-sql/pglite')).toEqual([]);
+    expect(loadedFrom(rest, '@tensorflow')).toEqual([]);
+    const model = await runEdgerl(...helps((name) => withTfjs.includes(name)));
+    expect(model.code).toBe(0);
+    expect(loadedFrom(model, '@electric-sql/pglite')).toEqual([]);
+  }, 120_000);
 
   it('`edgerl sql --help` prints the sql command’s usage', async () => {
     const sql = commands.find((entry) => entry.name.join(' ') === 'sql');

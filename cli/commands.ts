@@ -80,6 +80,11 @@ export const commands: readonly CommandEntry[] = [
     load: () => import('./commands/edge.ts').then((m) => m.edgeCommand),
   },
   {
+    name: ['init'],
+    summary: 'Scaffold an environment of your own (module, test, README) for edgerl edge --environments',
+    load: () => import('./commands/init.ts').then((m) => m.initCommand),
+  },
+  {
     name: ['rollout'],
     summary: 'Start rollout groups through an edge and follow them until they finish',
     load: () => import('./commands/rollout.ts').then((m) => m.rolloutCommand),

@@ -7,6 +7,7 @@ import { type CommandInput, UsageError } from './command.ts';
 import { type CommandEntry, commands, findCommand } from './commands.ts';
 import { errorMessageWithCause } from '../protocol/error-message.ts';
 import { redactSecrets } from '../protocol/redact-secrets.ts';
+import { deprecationLine, withCurrentFlags, withCurrentVariables } from '../protocol/config-renames.ts';
 
 export async function main(argv: string[], io: Partial<CommandInput> = {}): Promise<number> {
   const stdout = io.stdout ?? process.stdout;
@@ -47,8 +48,13 @@ export async function main(argv: string[], io: Partial<CommandInput> = {}): Prom
       stdout.write(`${command.usage.trimEnd()}\n`);
       return 0;
     }
+    // Former variable and flag names read as the current ones, with one line saying so (config-renames.ts).
+    const current = withCurrentVariables(env);
+    const flags = withCurrentFlags(rest, new Set(Object.keys(command.options)));
+    const deprecated = deprecationLine([...current.renamed, ...flags.renamed]);
+    if (deprecated) stderr.write(`edgerl ${entry.name.join(' ')}: ${deprecated}\n`);
     const parsed = parseArgs({
-      args: rest,
+      args: flags.args,
       options: command.options,
       allowPositionals: command.positionals ?? false,
       strict: true,
@@ -56,7 +62,7 @@ export async function main(argv: string[], io: Partial<CommandInput> = {}): Prom
     const code = await command.run({
       values: parsed.values,
       positionals: parsed.positionals,
-      env,
+      env: current.env,
       stdout,
       stderr,
     });

@@ -12,6 +12,7 @@ import type { CapabilityName } from './environments/capabilities.ts';
 import type { Environment } from './environments/environment.ts';
 import { ApiError } from './http/api-error.ts';
 import { errorResponse, mayRetry } from './http/error-response.ts';
+import { errorSurface } from './http/error-surface.ts';
 import { serverErrorLine } from './http/server-error-line.ts';
 import { bearerAuth } from './middleware/bearer-auth.ts';
 import { requireScope } from './middleware/require-scope.ts';
@@ -22,6 +23,7 @@ import { RouteCache, routeCacheMs } from './routing/route-cache.ts';
 import type { EpisodeDispatcher } from './rollouts/episode-message.ts';
 import type { ReplicaRouter } from './routing/replica-router.ts';
 import { groupRoutes } from './routes/groups.ts';
+import { modelsRoutes } from './routes/models.ts';
 import { proxyRoutes } from './routes/proxy.ts';
 import { episodeLeaseDefaults } from './rollouts/episode-leases.ts';
 import { rolloutRoutes } from './routes/rollouts.ts';
@@ -133,6 +135,8 @@ export function createApp(deps: EdgeDeps) {
     heads,
     routes,
   });
+  // GET /v1/models, on /v1 and under the trajectory URL as the proxy is (routes/models.ts).
+  const models = modelsRoutes({ ...(deps.defaultModel ? { defaultModel: deps.defaultModel } : {}) });
   const v1 = new Hono<EdgeEnv>()
     .use(bearerAuth({ keys, limiter, clientAddress }))
     // Each resource's scope (docs/edge.md, "API keys and scopes"); a resource not named needs admin.
@@ -142,6 +146,8 @@ export function createApp(deps: EdgeDeps) {
         groups: 'rollout',
         trajectories: 'record',
         chat: 'record',
+        responses: 'record',
+        models: 'record',
       }),
     )
     .use(withStore(deps.stores))
@@ -183,7 +189,8 @@ export function createApp(deps: EdgeDeps) {
         routes,
       }),
     )
-    .route('/', proxy);
+    .route('/', proxy)
+    .route('/', models);
 
   const app = new Hono<EdgeEnv>()
     .get('/health', (c) => c.json({ ok: true, service: 'edgerl-edge' }))
@@ -194,7 +201,7 @@ export function createApp(deps: EdgeDeps) {
       '/t/:key',
       trajectoryUrlRoutes({
         stores: deps.stores,
-        v1: [proxy],
+        v1: [proxy, models],
         maxBodyBytes: limits.trajectoryBodyBytes,
         heads,
       }),
@@ -218,7 +225,8 @@ export function createApp(deps: EdgeDeps) {
     return c.json(errorResponse(error).body, 404);
   });
   app.onError((error, c) => {
-    const response = errorResponse(error);
+    // OpenAI SDKs' routes answer permanent refusals with a status they do not retry (error-response.ts).
+    const response = errorResponse(error, errorSurface(c.req.path));
     // A trajectory URL's key is a credential: logged with it masked.
     if (response.log) logError(error, loggedRequest(c.req.raw));
     c.header('x-should-retry', String(mayRetry(response.status)));

@@ -10,6 +10,7 @@
 // digest covers the original text, never the store's escaped form (stored-text.ts).
 // Synchronous: sha256.ts, in JavaScript and Worker-safe (why not Web Crypto: see there), or the
 // runtime's native SHA-256 where the process's entry installed one (the Node edge: node:crypto's).
+import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { canonicalJson } from './canonical-json.ts';
 import { sha256 } from './sha256.ts';
 
@@ -42,24 +43,13 @@ export function historyDigests(entries: readonly string[], previous: string = em
     input.set(last, 0);
     input.set(text, last.length);
     last = sha256(input);
-    digests.push(toHex(last));
+    digests.push(bytesToHex(last));
   }
   return digests;
 }
 
-const hexDigits = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
-
-function toHex(bytes: Uint8Array): string {
-  let out = '';
-  for (const byte of bytes) out += hexDigits[byte];
-  return out;
-}
-
+/** Lowercase hex only, as the chain writes it (noble's hexToBytes would take uppercase too). */
 function fromHex(hex: string): Uint8Array {
   if (!/^(?:[0-9a-f]{2})*$/.test(hex)) throw new TypeError('historyDigests: previous is not a hex digest');
-  const bytes = new Uint8Array(hex.length / 2);
-  for (let index = 0; index < bytes.length; index++) {
-    bytes[index] = Number.parseInt(hex.slice(index * 2, index * 2 + 2), 16);
-  }
-  return bytes;
+  return hexToBytes(hex);
 }

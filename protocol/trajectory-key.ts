@@ -3,14 +3,15 @@
 // and Node both have. The edge keeps only the key's SHA-256 (FIPS 180-4) in hex, never the key; the
 // key names its trajectory, so one value is both the address and the credential. Leaves out where a
 // key is presented (the proxy's header, the /t/<key>/ URL: edge/routes/).
+import { bytesToHex } from '@noble/hashes/utils.js';
+import { isUuidLike } from './is-uuid-like.ts';
 import { sha256 } from './sha256.ts';
 
 /** Random bytes in a key's secret: 256 bits, past guessing. */
 export const trajectoryKeySecretBytes = 32;
 
-const uuid = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
-/** A trajectory id alone (a keyless trajectory's, opened before keys), or a key: the id, a dot, a secret. */
-const credentialPattern = new RegExp(`^(${uuid})(?:\\.([A-Za-z0-9_-]{1,200}))?$`);
+/** A key's secret as presented: base64url characters, bounded. */
+const secretPattern = /^[A-Za-z0-9_-]{1,200}$/;
 
 /** What a presented `x-edgerl-trajectory` value or `/t/<key>/` segment names. */
 export interface TrajectoryCredential {
@@ -29,19 +30,20 @@ export function newTrajectoryKey(trajectoryId: string): { key: string; keyDigest
 
 /** The hex SHA-256 of a key's UTF-8 bytes: what the store compares. */
 export function trajectoryKeyDigest(key: string): string {
-  let hex = '';
-  for (const byte of sha256(new TextEncoder().encode(key))) hex += byte.toString(16).padStart(2, '0');
-  return hex;
+  return bytesToHex(sha256(new TextEncoder().encode(key)));
 }
 
-/** Reads a presented id or key; undefined when it is neither. */
+/**
+ * Reads a presented id or key; undefined when it is neither. A trajectory id alone (a keyless
+ * trajectory's, opened before keys), or a key: the id, a dot, a secret.
+ */
 export function readTrajectoryCredential(value: string): TrajectoryCredential | undefined {
-  const match = credentialPattern.exec(value.trim());
-  if (!match) return undefined;
-  const trajectoryId = (match[1] as string).toLowerCase();
-  return match[2] === undefined
-    ? { trajectoryId }
-    : { trajectoryId, keyDigest: trajectoryKeyDigest(`${trajectoryId}.${match[2]}`) };
+  const [id = '', secret, ...rest] = value.trim().split('.');
+  if (!isUuidLike(id) || rest.length > 0) return undefined;
+  const trajectoryId = id.toLowerCase();
+  if (secret === undefined) return { trajectoryId };
+  if (!secretPattern.test(secret)) return undefined;
+  return { trajectoryId, keyDigest: trajectoryKeyDigest(`${trajectoryId}.${secret}`) };
 }
 
 function base64url(bytes: Uint8Array): string {

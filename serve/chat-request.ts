@@ -1,12 +1,18 @@
 // The body of POST /v1/chat/completions: OpenAI's fields plus vLLM's extras (return_token_ids,
 // continue_final_message, chat_template_kwargs, ...), validated with zod into a request whose
-// messages are protocol ChatMessages. A bad field is a 400 that names it (`messages.2.content: ...`).
+// messages are protocol ChatMessages. A bad field is a 400 that names it and says what to send
+// (`messages.2.content.0: image parts are not supported by this endpoint; send text parts: …`).
 // `tool_choice` "required" or a named function, and tools marked `strict` under "auto", become guided
 // tool calls (tool-call-grammar.ts), with vLLM's checks and messages (vllm/entrypoints/openai/protocol.py,
 // `check_tool_usage`). Leaves out images and audio (text parts only).
 import { z } from 'zod';
 import { type ChatMessage, type ToolSpec, toolCallSchema, toolSpecSchema } from '../protocol/chat.ts';
-import { formatIssues } from '../protocol/format-issues.ts';
+import { issueMessage } from '../protocol/issue-message.ts';
+import {
+  requestContentSchema,
+  requestContentText,
+  toolCallIdSchema,
+} from '../protocol/openai/request-message-parts.ts';
 import {
   type GenerationSettings,
   type GuidedRequest,
@@ -16,16 +22,8 @@ import {
 import { ServeError } from './serve-error.ts';
 import type { GuidedTool } from './tool-call-grammar.ts';
 
-const content = z.union([
-  z.string(),
-  z.array(
-    z
-      .object({ type: z.string(), text: z.string().optional() })
-      .refine((part) => part.type === 'text' && part.text !== undefined, {
-        message: 'only {"type": "text", "text": ...} content parts are supported',
-      }),
-  ),
-]);
+/** Text, or text parts; images and audio are refused naming the part (request-message-parts.ts). */
+const content = requestContentSchema;
 
 const messageSchema = z.discriminatedUnion('role', [
   z.object({ role: z.literal('system'), content }),
@@ -37,7 +35,7 @@ const messageSchema = z.discriminatedUnion('role', [
     content: content.nullish(),
     tool_calls: z.array(toolCallSchema).nullish(),
   }),
-  z.object({ role: z.literal('tool'), content, tool_call_id: z.string().min(1) }),
+  z.object({ role: z.literal('tool'), content, tool_call_id: toolCallIdSchema }),
 ]);
 
 /**
@@ -93,9 +91,7 @@ export interface ChatRequest {
   readonly settings: GenerationSettings;
 }
 
-function text(value: z.infer<typeof content>): string {
-  return typeof value === 'string' ? value : value.map((part) => part.text ?? '').join('');
-}
+const text = requestContentText;
 
 function toChatMessage(message: z.infer<typeof messageSchema>): ChatMessage {
   switch (message.role) {
@@ -121,8 +117,12 @@ function toChatMessage(message: z.infer<typeof messageSchema>): ChatMessage {
 export function parseChatRequest(body: unknown, vocabSize: number): ChatRequest {
   const parsed = chatRequestSchema.safeParse(body);
   if (!parsed.success) {
-    const first = parsed.error.issues[0];
-    throw new ServeError('bad-request', formatIssues(parsed.error), first?.path.join('.') || null);
+    // Every issue in words that name its field (issue-message.ts); `param` is the first one's field.
+    const issues = parsed.error.issues.map((issue) => issueMessage(issue, body));
+    const message = issues
+      .map(({ path, message }) => `${path.length > 0 ? path.join('.') : '(root)'}: ${message}`)
+      .join('; ');
+    throw new ServeError('bad-request', message, issues[0]?.path.join('.') || null);
   }
   const request = parsed.data;
   const offered = request.tools ?? [];

@@ -2,10 +2,12 @@
 // message (Hermes `<tool_call>` blocks parsed into OpenAI `tool_calls` and finish_reason
 // "tool_calls", as `--enable-auto-tool-choice --tool-call-parser hermes` does; "stop" for a named tool_choice), `stop_reason`,
 // per-choice `token_ids` and top-level `prompt_token_ids` when `return_token_ids` is set, and usage.
+// A call cut by max_tokens is no call: its raw text stays in the content and the finish is "length".
 import type { ToolCall } from '../protocol/chat.ts';
 import { parseAssistantOutput } from '../model/tokenizer/index.ts';
 import { chatLogprobs, type ChatLogprobContent, type TokenNaming } from './logprobs-format.ts';
 import type { ChoiceRun } from './run-choices.ts';
+import type { FinishReason } from './sequence-output.ts';
 import type { GenerationSettings } from './sampling-fields.ts';
 
 export interface ChatResponseContext {
@@ -46,6 +48,18 @@ export function assistantReply(context: ChatResponseContext, index: number, text
   return toolCalls.length > 0 ? { content: parsed.content, toolCalls } : { content: text, toolCalls: [] };
 }
 
+/**
+ * "tool_calls" only where the model stopped after its calls: an output cut by max_tokens reports
+ * "length" even when earlier calls parsed, as vLLM does (serving_chat.py reports the engine's reason
+ * unless the hermes parser returned calls, and its parser returns none when the cut call's JSON does
+ * not load, the raw output becoming the content: hermes_tool_parser.py `extract_tool_calls`). Unlike
+ * vLLM, calls that closed before the cut are kept: the client can still see and run them.
+ */
+export function chatFinishReason(context: ChatResponseContext, calls: number, reason: FinishReason | null) {
+  if (calls > 0 && !context.namedToolChoice && (reason === 'stop' || reason === null)) return 'tool_calls';
+  return reason;
+}
+
 export function usage(promptTokens: number, choices: readonly ChoiceRun[]) {
   const completion = choices.reduce((sum, choice) => sum + choice.output.tokenIds.length, 0);
   return {
@@ -75,8 +89,7 @@ export function chatCompletionBody(context: ChatResponseContext, choices: readon
           ...(reply.toolCalls.length > 0 ? { tool_calls: reply.toolCalls } : {}),
         },
         logprobs,
-        finish_reason:
-          reply.toolCalls.length > 0 && !context.namedToolChoice ? 'tool_calls' : output.finishReason,
+        finish_reason: chatFinishReason(context, reply.toolCalls.length, output.finishReason),
         stop_reason: output.stopReason,
         token_ids: settings.returnTokenIds ? [...output.tokenIds] : null,
       };

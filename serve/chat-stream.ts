@@ -2,9 +2,10 @@
 // (the very first also carries `prompt_token_ids` under `return_token_ids`), then one chunk per
 // sampled token with the content it made final, its logprobs and its id (`token_ids` deltas), and
 // `finish_reason`/`stop_reason` on the choice's last chunk. With tools, text inside a `<tool_call>`
-// is held back and each call goes out whole, once closed, as a `tool_calls` delta.
+// is held back and each call goes out whole, once closed, as a `tool_calls` delta; the content deltas
+// add up to exactly the unstreamed message's content (streamedContent below).
 import { toolCallStreamState } from '../model/tokenizer/index.ts';
-import { type ChatResponseContext, toolCallSalt, usage } from './chat-response.ts';
+import { type ChatResponseContext, chatFinishReason, toolCallSalt, usage } from './chat-response.ts';
 import { chatLogprobs } from './logprobs-format.ts';
 import type { ChoiceRun, ChoiceUpdate } from './run-choices.ts';
 
@@ -58,9 +59,10 @@ export class ChatChunks {
         idSalt: toolCallSalt(this.context, update.index),
         complete: update.finished,
       });
-      const content = state.streamableContent.slice(sent.content);
+      const final = streamedContent(state.streamableContent, state.toolCalls.length > 0, update.finished);
+      const content = final.slice(sent.content);
       if (content) delta.content = content;
-      sent.content = state.streamableContent.length;
+      sent.content = final.length;
       const calls = state.toolCalls.slice(sent.calls, this.context.parallelToolCalls ? undefined : 1);
       if (calls.length > 0) {
         delta.tool_calls = calls.map((call, offset) => ({ index: sent.calls + offset, ...call }));
@@ -76,11 +78,7 @@ export class ChatChunks {
       index: update.index,
       delta,
       logprobs: settings.logprobs ? { content: chatLogprobs(update.tokens, naming) } : null,
-      finish_reason: update.finished
-        ? sent.calls > 0 && !this.context.namedToolChoice
-          ? 'tool_calls'
-          : output.finishReason
-        : null,
+      finish_reason: update.finished ? chatFinishReason(this.context, sent.calls, output.finishReason) : null,
       ...(update.finished ? { stop_reason: output.stopReason } : {}),
       ...(settings.returnTokenIds ? { token_ids: update.tokens.map((token) => token.tokenId) } : {}),
     });
@@ -90,4 +88,19 @@ export class ChatChunks {
   usage(): object {
     return this.chunk(null, { usage: usage(this.context.promptIds.length, this.choices) });
   }
+}
+
+/**
+ * The part of the content that is final whatever comes next. The unstreamed body (chat-response.ts)
+ * returns the text untouched when no call parsed and the text outside calls trimmed when one did, so
+ * whitespace between or after calls (the "\n" that separates parallel calls) is never content, as in
+ * vLLM's unstreamed hermes parse (content is the text before the first call, hermes_tool_parser.py
+ * `extract_tool_calls`). Until a call is seen either may still happen: trailing whitespace waits
+ * for text after it, and an output that opens with whitespace waits for the first call or the end.
+ */
+function streamedContent(outside: string, hasCalls: boolean, finished: boolean): string {
+  if (hasCalls) return outside.trim();
+  if (finished) return outside;
+  if (outside.trimStart() !== outside) return '';
+  return outside.trimEnd();
 }

@@ -1,5 +1,5 @@
 // The Hono app of the local inference endpoint: the subset of vLLM's OpenAI-compatible API that edgerl
-// uses (models, chat and text completions, runtime LoRA loading, health), an optional API key on /v1,
+// uses (models, chat and text completions, responses, runtime LoRA loading, health), an optional API key on /v1,
 // and the one place where errors become OpenAI-shaped JSON with their status code. Runtime-neutral:
 // serve-model.ts binds it to Node.
 import { Hono } from 'hono';
@@ -10,6 +10,7 @@ import { chatCompletionsRoute } from './chat-completions-route.ts';
 import { completionsRoute } from './completions-route.ts';
 import { loraAdapterRoute } from './lora-adapter-route.ts';
 import { modelsRoute } from './models-route.ts';
+import { responsesRoute } from './responses-route.ts';
 import type { ServeContext } from './serve-context.ts';
 import { errorBody, ServeError } from './serve-error.ts';
 
@@ -37,6 +38,7 @@ export function createServeApp(serve: ServeContext): Hono {
   app.route('/', modelsRoute(serve));
   app.route('/', chatCompletionsRoute(serve));
   app.route('/', completionsRoute(serve));
+  app.route('/', responsesRoute(serve));
   app.route('/', loraAdapterRoute(serve));
   app.notFound((c) => {
     const error = new ServeError('not-found', `no route for ${c.req.method} ${c.req.path}`);

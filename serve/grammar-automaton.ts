@@ -188,6 +188,7 @@ function stepValue(frame: ValueFrame, up: Thread | null, byte: number, out: Thre
             open: option.values === null,
             minLength: option.minLength,
             maxLength: option.maxLength,
+            pattern: option.pattern,
           };
           out.push(option.values ? on(frame, up) : internString(frame, up));
         }

@@ -1,7 +1,10 @@
 // The grammars guided decoding runs on, as plain data: JSON value nodes (what a JSON-schema subset
 // compiles to, json-schema-grammar.ts) and the few text nodes around them that tool-call layouts and
 // guided choice need (fixed text, sequences, alternatives, repetition, free text with a trigger).
-// Leaves out running them (grammar-automaton.ts) and regex or EBNF grammars.
+// Leaves out running them (grammar-automaton.ts) and regex or EBNF grammars (a string's `pattern` is
+// a DFA of its own, json-string-pattern.ts).
+import type { DecimalBounds } from './json-number-bounds.ts';
+import type { StringPattern } from './json-string-pattern.ts';
 
 let nextId = 0;
 /** Every node gets a distinct id: the automaton's state keys name nodes by it. */
@@ -37,6 +40,8 @@ export interface StringNode {
   readonly maxLength: number;
   /** The allowed values, each as JSON.stringify writes it without the quotes, as a latin1 byte string. */
   readonly values: readonly string[] | null;
+  /** `pattern` and `format`, with the length bounds folded in; null: none (always null beside `values`). */
+  readonly pattern: StringPattern | null;
 }
 
 export interface NumberNode {
@@ -47,6 +52,8 @@ export interface NumberNode {
   /** Inclusive bounds, integers only. */
   readonly minimum: bigint | undefined;
   readonly maximum: bigint | undefined;
+  /** Bounds of a number that need not be an integer (json-number-bounds.ts); null: none. */
+  readonly decimalBounds: DecimalBounds | null;
 }
 
 /** A JSON token written one way: `true`, `false`, `null`, or a number of an enum as JSON.stringify writes it. */

@@ -93,9 +93,24 @@ describe('masks from the vocabulary trie', () => {
         },
       },
     ],
+    [
+      'strings under a pattern and a format',
+      {
+        kind: 'json-schema',
+        field: 'schema',
+        schema: {
+          type: 'object',
+          properties: {
+            abc: { type: 'string', pattern: '^a[b<]?c*$', maxLength: 3 },
+            ab: { type: 'string', format: 'date' },
+          },
+        },
+      },
+    ],
   ];
   // Texts whose every prefix is checked; `<x>` spelled by its token is only text inside strings.
   const texts = [
+    '{"ab": "2024-02-29", "abc": "abc"}',
     '{"abc": "a<", "n": 40}',
     '{ "ab" : [1, -2.5e+3, "\\u00e9"], "c": {}}',
     '{"abc": 5, "abcd": "", "c": "x", "": 1}',

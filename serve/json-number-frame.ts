@@ -3,8 +3,10 @@
 // so that a prefix is only allowed while some integer in range starts with it. Leaves out the stack
 // (grammar-automaton.ts). Limits: integers have no fraction or exponent, and the integer part and the
 // exponent are bounded so every number parses to a finite IEEE 754 double (RFC 8259 lets
-// implementations limit range; here below 10^200 · 10^99).
+// implementations limit range; here below 10^200 · 10^99). Bounded numbers that need not be integers
+// are written without an exponent and checked in decimal the same way (json-number-bounds.ts).
 import type { NumberNode } from './grammar-node.ts';
+import { decimalFeasible, decimalWithin } from './json-number-bounds.ts';
 
 export const maxIntegerDigits = 200;
 export const maxExponentDigits = 2;
@@ -18,24 +20,36 @@ export interface NumberFrame {
   readonly negative: boolean;
   /** Integer digits, kept only when the node has bounds. */
   readonly digits: string;
+  /** Fraction digits after the dot, kept only under decimal bounds; undefined before a dot. */
+  readonly fraction: string | undefined;
   /** Digits of the integer part, then of the exponent. */
   readonly length: number;
 }
 
 const isDigit = (byte: number) => byte >= 0x30 && byte <= 0x39;
-const bounded = (node: NumberNode) => node.minimum !== undefined || node.maximum !== undefined;
+const bounded = (node: NumberNode) =>
+  node.minimum !== undefined || node.maximum !== undefined || node.decimalBounds !== null;
+
+/** Whether some number in range starts with this sign, integer digits and fraction. */
+function feasible(node: NumberNode, negative: boolean, digits: string, fraction?: string): boolean {
+  if (node.decimalBounds) {
+    return decimalFeasible(node.decimalBounds, negative, digits, fraction, maxIntegerDigits);
+  }
+  return integerFeasible(node, negative, digits);
+}
 
 /** The frame after a number's first byte, or undefined when no number in range starts with it. */
 export function startNumberFrame(node: NumberNode, byte: number): NumberFrame | undefined {
   if (byte === 0x2d) {
-    if (bounded(node) && !integerFeasible(node, true, '')) return undefined;
-    return { k: 'number', node, phase: 'minus', negative: true, digits: '', length: 0 };
+    if (bounded(node) && !feasible(node, true, '')) return undefined;
+    return { k: 'number', node, phase: 'minus', negative: true, digits: '', fraction: undefined, length: 0 };
   }
   if (!isDigit(byte)) return undefined;
   const digits = String.fromCharCode(byte);
-  if (bounded(node) && !integerFeasible(node, false, digits)) return undefined;
+  if (bounded(node) && !feasible(node, false, digits)) return undefined;
   const phase = byte === 0x30 ? 'zero' : 'int';
-  return { k: 'number', node, phase, negative: false, digits: bounded(node) ? digits : '', length: 1 };
+  const kept = bounded(node) ? digits : '';
+  return { k: 'number', node, phase, negative: false, digits: kept, fraction: undefined, length: 1 };
 }
 
 /**
@@ -48,10 +62,20 @@ export function stepNumberFrame(frame: NumberFrame, byte: number): NumberFrame |
   const go = (phase: NumberPhase, counted?: 'int' | 'exp'): NumberFrame | undefined => {
     const integerDigit = counted === 'int' && bounded(node);
     const digits = integerDigit ? frame.digits + String.fromCharCode(byte) : frame.digits;
-    if (integerDigit && !integerFeasible(node, frame.negative, digits)) return undefined;
+    if (integerDigit && !feasible(node, frame.negative, digits)) return undefined;
+    let fraction = frame.fraction;
+    if (node.decimalBounds) {
+      // No exponent under decimal bounds; a dot or a fraction digit must leave a number in range.
+      if (phase === 'e') return undefined;
+      if (phase === 'dot') fraction = '';
+      else if (phase === 'frac') fraction = `${frame.fraction ?? ''}${String.fromCharCode(byte)}`;
+      if ((phase === 'dot' || phase === 'frac') && !feasible(node, frame.negative, digits, fraction)) {
+        return undefined;
+      }
+    }
     const length = counted ? frame.length + 1 : phase === 'e' ? 0 : frame.length;
     if (length > (counted === 'exp' ? maxExponentDigits : maxIntegerDigits)) return undefined;
-    return { ...frame, phase, digits, length };
+    return { ...frame, phase, digits, fraction, length };
   };
   const digit = isDigit(byte);
   let next: NumberFrame | undefined;
@@ -92,6 +116,14 @@ export function numberCanEnd(frame: NumberFrame): boolean {
   }
   const { node } = frame;
   if (!bounded(node)) return true;
+  if (node.decimalBounds) {
+    const fraction = frame.fraction ?? '';
+    const magnitude = BigInt(`${frame.digits}${fraction}`);
+    return decimalWithin(node.decimalBounds, {
+      m: frame.negative ? -magnitude : magnitude,
+      s: fraction.length,
+    });
+  }
   const value = frame.negative ? -BigInt(frame.digits) : BigInt(frame.digits);
   return (
     (node.minimum === undefined || value >= node.minimum) &&
@@ -127,4 +159,4 @@ export function integerFeasible(
 
 /** What distinguishes this frame from others of the same node, for state keys. */
 export const numberFrameKey = (frame: NumberFrame) =>
-  `n${frame.node.id},${frame.phase},${frame.negative ? 1 : 0},${frame.digits},${frame.length}`;
+  `n${frame.node.id},${frame.phase},${frame.negative ? 1 : 0},${frame.digits},${frame.fraction ?? '-'},${frame.length}`;

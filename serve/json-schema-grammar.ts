@@ -1,12 +1,13 @@
 // A JSON-schema subset compiled to grammar nodes (grammar-node.ts) for guided decoding: `type` (one or
 // a list), `properties`, `required`, `additionalProperties`, `items`, `minItems`/`maxItems`,
-// `minLength`/`maxLength` (code points), `enum`/`const` of scalars, `anyOf`, and `minimum`/`maximum`/
-// `exclusiveMinimum`/`exclusiveMaximum` on integers; keywords as JSON Schema 2020-12 defines them
+// `minLength`/`maxLength` (code points), `pattern` (a regular subset, json-string-pattern.ts), `format`
+// (json-string-formats.ts), `enum`/`const` of scalars, `anyOf`, and `minimum`/`maximum`/
+// `exclusiveMinimum`/`exclusiveMaximum` (on numbers in decimal, json-number-bounds.ts); keywords as JSON Schema 2020-12 defines them
 // (https://json-schema.org/draft/2020-12/json-schema-validation), so an absent `type` admits every
 // type, each under the keywords that apply to it. Annotations (`title`, `description`, ...) constrain
-// nothing and are passed over; any other keyword is refused with a 400 naming it, never ignored, so
-// a schema never means less here than the client meant. Leaves out `$ref`, `pattern`, `format`,
-// `oneOf`/`allOf`/`not`, bounds on non-integer numbers, and enum values that are objects or arrays.
+// nothing and are passed over; any other keyword is refused with a 400 naming it and its path, never
+// ignored, so a schema never means less here than the client meant. Leaves out `$ref`,
+// `oneOf`/`not`, `allOf` but as a list of patterns, `multipleOf`, and enum values that are objects or arrays.
 import {
   anyOfNode,
   arrayNode,
@@ -19,6 +20,22 @@ import {
   tokenNode,
 } from './grammar-node.ts';
 import { ServeError } from './serve-error.ts';
+import {
+  type Bound,
+  boundsAdmitSome,
+  type DecimalBounds,
+  decimalOf,
+  decimalWithin,
+} from './json-number-bounds.ts';
+import { formatPatterns, isGuidedFormat, patternFormats } from './json-string-formats.ts';
+import {
+  boundPattern,
+  intersectDfas,
+  type PatternDfa,
+  PatternProblem,
+  patternDfa,
+  type StringPattern,
+} from './json-string-pattern.ts';
 
 /** Keywords that describe and never constrain (JSON Schema's meta-data and core vocabularies). */
 const annotations = new Set([
@@ -55,6 +72,10 @@ const constraints = new Set([
   'maximum',
   'exclusiveMinimum',
   'exclusiveMaximum',
+  'pattern',
+  'format',
+  // Only as a list of patterns (patternsOf).
+  'allOf',
 ]);
 
 const typeNames = ['object', 'array', 'string', 'number', 'integer', 'boolean', 'null'] as const;
@@ -88,8 +109,8 @@ export function anyJson(): JsonNode {
   options.push(
     objectNode({ properties: new Map(), forbidden: [], required: [], additional: any }),
     arrayNode({ items: any, minItems: 0, maxItems: Number.POSITIVE_INFINITY }),
-    stringNode({ minLength: 0, maxLength: Number.POSITIVE_INFINITY, values: null }),
-    numberNode({ integer: false, minimum: undefined, maximum: undefined }),
+    stringNode({ minLength: 0, maxLength: Number.POSITIVE_INFINITY, values: null, pattern: null }),
+    numberNode({ integer: false, minimum: undefined, maximum: undefined, decimalBounds: null }),
     tokenNode('true'),
     tokenNode('false'),
     tokenNode('null'),
@@ -136,10 +157,12 @@ function compile(schema: unknown, path: string, depth: number): JsonNode | null 
     if (!annotations.has(key) && !constraints.has(key)) {
       throw new SchemaProblem(
         path,
-        `keyword "${key}" is not supported by guided decoding in edgerl serve-model`,
+        `keyword "${key}" is not supported by guided decoding in edgerl serve-model; drop it and check it in your own code`,
       );
     }
   }
+  // An `allOf` that is not a list of patterns is refused whatever the type.
+  if ('allOf' in schema) patternsOf(schema, path);
   if ('anyOf' in schema) return compileAnyOf(schema, path, depth);
   const types = typesOf(schema, path);
   const allowed = allowedValues(schema, path);
@@ -261,13 +284,122 @@ function compileString(schema: Schema, path: string, allowed: unknown[] | undefi
   const minLength = count(schema, 'minLength', path, 0);
   const maxLength = count(schema, 'maxLength', path, Number.POSITIVE_INFINITY);
   if (minLength > maxLength) return null;
-  if (!allowed) return stringNode({ minLength, maxLength, values: null });
+  const matchers = stringMatchers(schema, path);
+  if (!allowed) {
+    if (matchers.length === 0) return stringNode({ minLength, maxLength, values: null, pattern: null });
+    const key = JSON.stringify([schema.format, schema.pattern, schema.allOf, minLength, maxLength]);
+    let pattern = recentPatterns.get(key);
+    if (pattern === undefined) {
+      const dfa = stringDfa(schema, path) as PatternDfa;
+      pattern = withPatternProblem(`${path}.${'format' in schema ? 'format' : 'pattern'}`, () =>
+        boundPattern(dfa, minLength, maxLength),
+      );
+    } else recentPatterns.delete(key);
+    // Least recently used first: an episode's every turn sends the same schema.
+    recentPatterns.set(key, pattern);
+    for (const old of recentPatterns.keys()) {
+      if (recentPatterns.size <= maxRecentPatterns) break;
+      recentPatterns.delete(old);
+    }
+    return pattern ? stringNode({ minLength, maxLength, values: null, pattern }) : null;
+  }
   const values = allowed
     .filter((value): value is string => typeof value === 'string')
     .filter((value) => [...value].length >= minLength && [...value].length <= maxLength)
+    .filter((value) => matchers.every((matcher) => matcher.test(value)))
     .map(canonical)
     .filter((value): value is string => value !== null);
-  return values.length > 0 ? stringNode({ minLength, maxLength, values: [...new Set(values)] }) : null;
+  const distinct = [...new Set(values)];
+  return distinct.length > 0 ? stringNode({ minLength, maxLength, values: distinct, pattern: null }) : null;
+}
+
+/** A `pattern` and where it is: the schema's own, or one of an `allOf` of patterns. */
+interface PatternAt {
+  readonly source: string;
+  readonly path: string;
+}
+
+/**
+ * The schema's patterns: its `pattern` and, in an `allOf`, entries that hold a `pattern` and nothing
+ * else that constrains (what z.toJSONSchema writes for several string checks, `.startsWith().endsWith()`).
+ */
+function patternsOf(schema: Schema, path: string): PatternAt[] {
+  const found: PatternAt[] = [];
+  const take = (value: unknown, at: string) => {
+    if (typeof value !== 'string') throw new SchemaProblem(at, 'must be a string');
+    found.push({ source: value, path: at });
+  };
+  if ('pattern' in schema) take(schema.pattern, `${path}.pattern`);
+  if ('allOf' in schema) {
+    const entries = schema.allOf;
+    if (!Array.isArray(entries)) throw new SchemaProblem(`${path}.allOf`, 'must be an array of schemas');
+    entries.forEach((entry, index) => {
+      const at = `${path}.allOf.${index}`;
+      const others = isObject(entry)
+        ? Object.keys(entry).filter((key) => !annotations.has(key) && key !== 'pattern')
+        : [];
+      if (!isObject(entry) || !('pattern' in entry) || others.length > 0) {
+        throw new SchemaProblem(
+          at,
+          '"allOf" is supported only as a list of {"pattern": …} (several string patterns); move other constraints into the schema itself',
+        );
+      }
+      take(entry.pattern, `${at}.pattern`);
+    });
+  }
+  return found;
+}
+
+/** How JSON Schema reads `pattern` and the formats: ECMA-262 expressions with the `u` flag, unanchored. */
+function stringMatchers(schema: Schema, path: string): RegExp[] {
+  const matchers: RegExp[] = [];
+  const patterns = patternsOf(schema, path);
+  if ('format' in schema) {
+    const format = schema.format;
+    const carriedByPattern = typeof format === 'string' && patternFormats.has(format) && patterns.length > 0;
+    if (!isGuidedFormat(format) && !carriedByPattern) {
+      throw new SchemaProblem(
+        `${path}.format`,
+        `${JSON.stringify(format)} is not supported by guided decoding (supported: ${Object.keys(formatPatterns).join(', ')}); drop it, or describe the string with a "pattern"`,
+      );
+    }
+    if (isGuidedFormat(format)) matchers.push(new RegExp(formatPatterns[format], 'u'));
+  }
+  for (const pattern of patterns) {
+    try {
+      matchers.push(new RegExp(pattern.source, 'u'));
+    } catch {
+      throw new SchemaProblem(pattern.path, 'is not an ECMA-262 regular expression');
+    }
+  }
+  return matchers;
+}
+
+/** Compiled patterns of recent schemas by format, patterns and length bounds (a DFA costs milliseconds). */
+const recentPatterns = new Map<string, StringPattern | null>();
+const maxRecentPatterns = 256;
+
+/** The DFA of the `format` and every pattern together, or undefined when there is none. */
+function stringDfa(schema: Schema, path: string): PatternDfa | undefined {
+  let dfa = isGuidedFormat(schema.format) ? patternDfa(formatPatterns[schema.format]) : undefined;
+  for (const pattern of patternsOf(schema, path)) {
+    const next = withPatternProblem(pattern.path, () => patternDfa(pattern.source));
+    const before = dfa;
+    dfa = before ? withPatternProblem(pattern.path, () => intersectDfas(before, next)) : next;
+  }
+  return dfa;
+}
+
+function withPatternProblem<T>(path: string, run: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    if (!(error instanceof PatternProblem)) throw error;
+    throw new SchemaProblem(
+      path,
+      `${error.message}; guided decoding follows a regular subset (literals, classes, groups, "|", quantifiers, "^" at the start, "$" at the end), so rewrite it in that subset or drop it and check it in your own code`,
+    );
+  }
 }
 
 function bound(schema: Schema, key: string, path: string): number | undefined {
@@ -290,12 +422,7 @@ function compileNumber(
   const exclusiveMinimum = bound(schema, 'exclusiveMinimum', path);
   const exclusiveMaximum = bound(schema, 'exclusiveMaximum', path);
   const bounded = [minimum, maximum, exclusiveMinimum, exclusiveMaximum].some((value) => value !== undefined);
-  if (bounded && !integer) {
-    const keyword = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum'].find(
-      (key) => key in schema,
-    );
-    throw new SchemaProblem(path, `"${keyword}" is supported on type "integer" only, not on "number"`);
-  }
+  if (bounded && !integer) return compileDecimal(schema, path, allowed);
   const lows = [
     minimum === undefined ? undefined : BigInt(Math.ceil(minimum)),
     exclusiveMinimum === undefined ? undefined : BigInt(Math.floor(exclusiveMinimum)) + 1n,
@@ -309,11 +436,42 @@ function compileNumber(
   let high: bigint | undefined;
   for (const value of highs) if (high === undefined || value < high) high = value;
   if (low !== undefined && high !== undefined && low > high) return null;
-  if (!allowed) return numberNode({ integer, minimum: low, maximum: high });
+  if (!allowed) return numberNode({ integer, minimum: low, maximum: high, decimalBounds: null });
   const texts = allowed
     .filter((value): value is number => typeof value === 'number' && Number.isFinite(value))
     .filter((value) => !integer || Number.isInteger(value))
     .filter((value) => (low === undefined || value >= low) && (high === undefined || value <= high))
+    .map((value) => JSON.stringify(value));
+  const nodes = [...new Set(texts)].map(tokenNode);
+  return nodes.length > 0 ? anyOfNode(nodes) : null;
+}
+
+/** The tighter of an inclusive and an exclusive bound (`upper`: the smaller one), exclusive on a tie. */
+function tighter(
+  inclusive: number | undefined,
+  exclusive: number | undefined,
+  upper: boolean,
+): Bound | undefined {
+  if (inclusive === undefined && exclusive === undefined) return undefined;
+  if (exclusive === undefined) return { value: decimalOf(inclusive as number), exclusive: false };
+  if (inclusive === undefined) return { value: decimalOf(exclusive), exclusive: true };
+  const exclusiveWins = upper ? exclusive <= inclusive : exclusive >= inclusive;
+  return exclusiveWins
+    ? { value: decimalOf(exclusive), exclusive: true }
+    : { value: decimalOf(inclusive), exclusive: false };
+}
+
+/** A `number` under bounds: written without an exponent, held to the bounds in decimal (json-number-bounds.ts). */
+function compileDecimal(schema: Schema, path: string, allowed: unknown[] | undefined): JsonNode | null {
+  const decimalBounds: DecimalBounds = {
+    low: tighter(bound(schema, 'minimum', path), bound(schema, 'exclusiveMinimum', path), false),
+    high: tighter(bound(schema, 'maximum', path), bound(schema, 'exclusiveMaximum', path), true),
+  };
+  if (!boundsAdmitSome(decimalBounds)) return null;
+  if (!allowed) return numberNode({ integer: false, minimum: undefined, maximum: undefined, decimalBounds });
+  const texts = allowed
+    .filter((value): value is number => typeof value === 'number' && Number.isFinite(value))
+    .filter((value) => decimalWithin(decimalBounds, decimalOf(value)))
     .map((value) => JSON.stringify(value));
   const nodes = [...new Set(texts)].map(tokenNode);
   return nodes.length > 0 ? anyOfNode(nodes) : null;

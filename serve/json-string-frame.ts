@@ -3,7 +3,9 @@
 // length bounds in code points, and the values (enum strings, an object's known keys) the bytes so far
 // may still spell. Leaves out the stack (grammar-automaton.ts). Strings with values are written as
 // JSON.stringify writes them (no optional escapes such as `\/` or `\u0061`), so equal values have
-// equal bytes and a byte-wise prefix test decides.
+// equal bytes and a byte-wise prefix test decides. A string under a pattern (json-string-pattern.ts)
+// is written in unescaped printable ASCII, its DFA stepped per byte.
+import type { StringPattern } from './json-string-pattern.ts';
 
 export interface StringFrame {
   readonly k: 'string';
@@ -23,6 +25,10 @@ export interface StringFrame {
   readonly open: boolean;
   readonly minLength: number;
   readonly maxLength: number;
+  /** `pattern`/`format` with the length bounds; null: none. */
+  readonly pattern: StringPattern | null;
+  /** The pattern DFA's state. */
+  readonly state: number;
   readonly raw: string;
   /** Characters so far (only counted when a length bound exists). */
   readonly chars: number;
@@ -55,6 +61,8 @@ export const emptyString: StringFrame = {
   open: true,
   minLength: 0,
   maxLength: Number.POSITIVE_INFINITY,
+  pattern: null,
+  state: 0,
   raw: '',
   chars: 0,
   esc: 0,
@@ -81,6 +89,7 @@ const hexValue = (byte: number) => (isDigit(byte) ? byte - 0x30 : (byte | 0x20) 
  * vocabulary walk), the close of the string, or undefined when the byte cannot come here.
  */
 export function stepStringFrame(frame: StringFrame, byte: number): StringFrame | StringClose | undefined {
+  if (frame.pattern !== null) return stepPattern(frame, frame.pattern, byte);
   const plain = frame.esc === 0 && frame.need === 0;
   if (plain && frame.values === null && byte >= 0x20 && byte < 0x80 && byte !== 0x22 && byte !== 0x5c) {
     if (!frame.counted) return frame;
@@ -121,6 +130,24 @@ export function stepStringFrame(frame: StringFrame, byte: number): StringFrame |
   return { ...frame, ...changes, values, blocked, raw: frame.raw + String.fromCharCode(byte) };
 }
 
+/** Under a pattern: the closing quote where the DFA accepts, else one more byte the DFA and the bounds allow. */
+function stepPattern(
+  frame: StringFrame,
+  pattern: StringPattern,
+  byte: number,
+): StringFrame | StringClose | undefined {
+  const { dfa } = pattern;
+  if (byte === 0x22) {
+    return dfa.accept[frame.state] === 1 && frame.chars >= pattern.minLength ? closeValue : undefined;
+  }
+  if (byte >= 0x80) return undefined;
+  const state = dfa.next[frame.state * 128 + byte] as number;
+  // The DFA has no edge for `"`, `\` and control bytes: such strings would need escapes.
+  if (state < 0 || !pattern.live(state, frame.chars + 1)) return undefined;
+  // Counting stops at the cap (past it the count decides nothing), so equal states keep equal keys.
+  return { ...frame, state, chars: Math.min(frame.chars + 1, pattern.cap) };
+}
+
 function hexDigit(frame: StringFrame, byte: number): Partial<StringFrame> | undefined {
   if (!isHex(byte)) return undefined;
   const position = frame.esc - 2;
@@ -149,4 +176,4 @@ function closeString(frame: StringFrame): StringClose | undefined {
 
 /** What distinguishes this frame from others of its owner, for state keys and for sharing frames. */
 export const stringFrameKey = (frame: StringFrame) =>
-  `s${frame.owner},${frame.isKey ? 1 : 0},${frame.values === null ? 0 : 1},${JSON.stringify(frame.raw)},${frame.chars},${frame.esc},${frame.code},${frame.need},${frame.lo},${frame.hi}`;
+  `s${frame.owner},${frame.isKey ? 1 : 0},${frame.values === null ? 0 : 1},${JSON.stringify(frame.raw)},${frame.chars},${frame.esc},${frame.code},${frame.need},${frame.lo},${frame.hi},${frame.state}`;

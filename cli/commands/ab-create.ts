@@ -5,7 +5,7 @@ import { type ExperimentMetric, experimentMetrics } from '../../db/schema/experi
 import { defaultMinSamples } from '../../db/store.ts';
 import { sampleSizeForProportions } from '../../experiments/statistics.ts';
 import { type CommandInput, defineCommand, stringFlag, UsageError } from '../command.ts';
-import { onePositional, urlOption, urlUsage, withAbStore } from './ab-store.ts';
+import { onePositional, databaseUrlOption, databaseUrlUsage, withAbStore } from './ab-store.ts';
 
 const usage = `Usage: edgerl ab create NAME --arm VERSION[=WEIGHT] --arm VERSION[=WEIGHT] [options]
 
@@ -27,7 +27,7 @@ Options:
                         5 points); sizes --min-samples for a two-sided test at α = 0.05, power 0.8
   --description TEXT    what the experiment is about
   --json                print the experiment as JSON
-${urlUsage}`;
+${databaseUrlUsage}`;
 
 export const abCreateCommand = defineCommand({
   usage,
@@ -39,7 +39,7 @@ export const abCreateCommand = defineCommand({
     'min-effect': { type: 'string' },
     description: { type: 'string' },
     json: { type: 'boolean' },
-    ...urlOption,
+    ...databaseUrlOption,
   },
   positionals: true,
   async run({ values, positionals, env, stdout }) {

@@ -1,10 +1,10 @@
 // `edgerl ab list`: experiments, newest first, with their arms, weights and rewarded trajectories.
 import { experimentStatuses } from '../../protocol/statuses.ts';
 import { defineCommand, stringFlag, UsageError } from '../command.ts';
-import { urlOption, urlUsage, withAbStore } from './ab-store.ts';
+import { databaseUrlOption, databaseUrlUsage, withAbStore } from './ab-store.ts';
 
 export const abListCommand = defineCommand({
-  usage: `Usage: edgerl ab list [--status running|stopped] [--json] [--url URL]
+  usage: `Usage: edgerl ab list [--status running|stopped] [--json] [--database-url URL]
 
 One line per experiment, newest first: status, metric, the sample size each arm needs, and per arm
 its version, share of traffic and rewarded trajectories so far.
@@ -12,8 +12,8 @@ its version, share of traffic and rewarded trajectories so far.
 Options:
   --status S            only experiments that are running, or stopped
   --json                print JSON
-${urlUsage}`,
-  options: { status: { type: 'string' }, json: { type: 'boolean' }, ...urlOption },
+${databaseUrlUsage}`,
+  options: { status: { type: 'string' }, json: { type: 'boolean' }, ...databaseUrlOption },
   async run({ values, env, stdout }) {
     const rawStatus = stringFlag(values, 'status');
     const status = experimentStatuses.find((candidate) => candidate === rawStatus);

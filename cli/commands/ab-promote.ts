@@ -5,19 +5,19 @@
 import { loadAbReport } from '../../experiments/load-ab-report.ts';
 import { promoteWarning } from '../../experiments/promote-warning.ts';
 import { defineCommand, UsageError } from '../command.ts';
-import { fleetFromEnv, urlOption, urlUsage, withAbStore } from './ab-store.ts';
+import { fleetFromEnv, databaseUrlOption, databaseUrlUsage, withAbStore } from './ab-store.ts';
 
 export const abPromoteCommand = defineCommand({
-  usage: `Usage: edgerl ab promote NAME ARM [--url URL]
+  usage: `Usage: edgerl ab promote NAME ARM [--database-url URL]
 
 ARM is an arm's name (its version's served name, e.g. agent@4) or its version's id. The version
 becomes the default of its policy, the experiment stops, and the previous default is remembered:
-edgerl ab rollback POLICY restores it. A version ready on no inference replica (of INFERENCE_REPLICAS,
-when set) is refused: run edgerl fleet catch-up first.
+edgerl ab rollback POLICY restores it. A version ready on no inference replica (of
+EDGERL_INFERENCE_REPLICAS, when set) is refused: run edgerl fleet catch-up first.
 
 Options:
-${urlUsage}`,
-  options: { ...urlOption },
+${databaseUrlUsage}`,
+  options: { ...databaseUrlOption },
   positionals: true,
   async run({ values, positionals, env, stdout, stderr }) {
     if (positionals.length !== 2)

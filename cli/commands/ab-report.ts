@@ -5,10 +5,10 @@ import { abRewardSources } from '../../db/store.ts';
 import { formatAbReport } from '../../experiments/format-ab-report.ts';
 import { loadAbReport } from '../../experiments/load-ab-report.ts';
 import { defineCommand, stringFlag, UsageError } from '../command.ts';
-import { onePositional, urlOption, urlUsage, withAbStore } from './ab-store.ts';
+import { onePositional, databaseUrlOption, databaseUrlUsage, withAbStore } from './ab-store.ts';
 
 export const abReportCommand = defineCommand({
-  usage: `Usage: edgerl ab report NAME [--json] [--split train|eval|validation] [--reward SOURCE] [--url URL]
+  usage: `Usage: edgerl ab report NAME [--json] [--split train|eval|validation] [--reward SOURCE] [--database-url URL]
 
 Per arm: ended trajectories, mean reward with its 95% confidence interval, success rate where
 rewards are 0 or 1, error and truncation rates, mean turns and latency. Each arm is compared with
@@ -21,8 +21,13 @@ Options:
   --split S             only trajectories of train, eval or validation tasks (an eval run: edgerl rollout
                         --split eval --experiment NAME)
   --reward SOURCE       auto (default: final_reward, else verifier_reward) | final | verifier | judge
-${urlUsage}`,
-  options: { json: { type: 'boolean' }, split: { type: 'string' }, reward: { type: 'string' }, ...urlOption },
+${databaseUrlUsage}`,
+  options: {
+    json: { type: 'boolean' },
+    split: { type: 'string' },
+    reward: { type: 'string' },
+    ...databaseUrlOption,
+  },
   positionals: true,
   async run({ values, positionals, env, stdout }) {
     const name = onePositional(positionals, 'experiment name', 'edgerl ab report NAME');

@@ -1,17 +1,17 @@
 // `edgerl ab rollback POLICY`: undoes the policy's latest promote that has not been undone, restoring
 // the default version it replaced. Repeating it steps further back through the promotes.
 import { defineCommand } from '../command.ts';
-import { fleetFromEnv, onePositional, urlOption, urlUsage, withAbStore } from './ab-store.ts';
+import { fleetFromEnv, onePositional, databaseUrlOption, databaseUrlUsage, withAbStore } from './ab-store.ts';
 
 export const abRollbackCommand = defineCommand({
-  usage: `Usage: edgerl ab rollback POLICY [--url URL]
+  usage: `Usage: edgerl ab rollback POLICY [--database-url URL]
 
 Restores the default version POLICY had before its latest edgerl ab promote that is not yet undone;
 run it again to go back one more promote. Refused when the default was since changed by other means.
 
 Options:
-${urlUsage}`,
-  options: { ...urlOption },
+${databaseUrlUsage}`,
+  options: { ...databaseUrlOption },
   positionals: true,
   async run({ values, positionals, env, stdout }) {
     const policyName = onePositional(positionals, 'policy name', 'edgerl ab rollback POLICY');

@@ -1,17 +1,17 @@
 // `edgerl ab stop NAME`: the experiment stops taking traffic (the edge refuses requests naming a
 // stopped experiment); its trajectories stay, so `edgerl ab report` still works.
 import { defineCommand } from '../command.ts';
-import { onePositional, urlOption, urlUsage, withAbStore } from './ab-store.ts';
+import { onePositional, databaseUrlOption, databaseUrlUsage, withAbStore } from './ab-store.ts';
 
 export const abStopCommand = defineCommand({
-  usage: `Usage: edgerl ab stop NAME [--url URL]
+  usage: `Usage: edgerl ab stop NAME [--database-url URL]
 
 Stops routing to the experiment; requests that name it are refused from then on. Its data stays for
 edgerl ab report. Stopping twice is harmless.
 
 Options:
-${urlUsage}`,
-  options: { ...urlOption },
+${databaseUrlUsage}`,
+  options: { ...databaseUrlOption },
   positionals: true,
   async run({ values, positionals, env, stdout }) {
     const name = onePositional(positionals, 'experiment name', 'edgerl ab stop NAME');

@@ -1,22 +1,22 @@
-// What the `edgerl ab` commands share: the --url flag, opening the store for one command (the
+// What the `edgerl ab` commands share: the --database-url flag, opening the store for one command (the
 // embedded store migrates itself; a server must be migrated), and store errors (including constraint
 // violations from a concurrent writer, mapped by the Store) reported by their message.
-import { openStore } from '../../db/drivers/open-store.ts';
 import { storeConfigFromEnv } from '../../db/drivers/store-config.ts';
 import type { Store } from '../../db/store.ts';
 import { parseReplicaList } from '../../protocol/replica-url.ts';
 import { type CommandInput, stringFlag, UsageError } from '../command.ts';
 
-export const urlOption = { url: { type: 'string' } } as const;
+export const databaseUrlOption = { 'database-url': { type: 'string' } } as const;
 
-export const urlUsage = `  --url URL             postgres://… or memory:// (default: DATABASE_URL; unset: the embedded store in
+export const databaseUrlUsage = `  --database-url URL    postgres://… or memory:// (default: DATABASE_URL; unset: the embedded store in
                         EDGERL_DATA_DIR, default .edgerl/pgdata)`;
 
 export async function withAbStore<T>(
   input: Pick<CommandInput, 'values' | 'env'>,
   work: (store: Store) => Promise<T>,
 ): Promise<T> {
-  const config = storeConfigFromEnv(input.env, { url: stringFlag(input.values, 'url') });
+  const { openStore } = await import('../../db/drivers/open-store.ts');
+  const config = storeConfigFromEnv(input.env, { url: stringFlag(input.values, 'database-url') });
   const store = await openStore({ url: config.url, dataDir: config.dataDir });
   try {
     return await work(store);
@@ -26,11 +26,11 @@ export async function withAbStore<T>(
 }
 
 /**
- * The inference fleet the edge routes over (INFERENCE_REPLICAS, as the edge reads it), when set: a
+ * The inference fleet the edge routes over (EDGERL_INFERENCE_REPLICAS, as the edge reads it), when set: a
  * version made the default must be ready on one of these replicas.
  */
 export function fleetFromEnv(env: NodeJS.ProcessEnv): { fleet: string[] } | Record<string, never> {
-  const replicas = env.INFERENCE_REPLICAS ? parseReplicaList(env.INFERENCE_REPLICAS) : [];
+  const replicas = env.EDGERL_INFERENCE_REPLICAS ? parseReplicaList(env.EDGERL_INFERENCE_REPLICAS) : [];
   return replicas.length > 0 ? { fleet: replicas } : {};
 }
 

@@ -30,10 +30,10 @@ async function run(args: string[], env: Record<string, string> = {}) {
 }
 
 describe('edgerl console', () => {
-  it('refuses to serve other machines without EDGE_API_KEYS', async () => {
+  it('refuses to serve other machines without EDGERL_EDGE_API_KEYS', async () => {
     const { code, err } = await run(['--host', '0.0.0.0', '--database-url', 'memory://']);
     expect(code).toBe(2);
-    expect(err).toMatch(/EDGE_API_KEYS/);
+    expect(err).toMatch(/EDGERL_EDGE_API_KEYS/);
   });
 
   it('writes the static export of the store and exits', async () => {

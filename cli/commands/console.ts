@@ -1,8 +1,7 @@
 // `edgerl console`: the web console over the configured store, on this machine (no key: localhost
-// only) or behind EDGE_API_KEYS (a browser signs in once). With --export DIR it writes the static
+// only) or behind EDGERL_EDGE_API_KEYS (a browser signs in once). With --export DIR it writes the static
 // export instead and exits. Runs until SIGINT or SIGTERM. Reads the environment here, the entry point.
 import { z } from 'zod';
-import { openStore } from '../../db/drivers/open-store.ts';
 import { storeConfigFromEnv } from '../../db/drivers/store-config.ts';
 import { isLoopbackHost } from '../../console/auth/same-origin.ts';
 import type { ConsoleAccess } from '../../console/console-env.ts';
@@ -12,8 +11,6 @@ import { KeyRing } from '../../protocol/key-ring.ts';
 import { parseReplicaList } from '../../protocol/replica-url.ts';
 import { defineCommand, UsageError } from '../command.ts';
 import { defaultConsolePort, startConsole } from '../console/start-console.ts';
-import { tokenTextFromModel } from '../console/token-text.ts';
-import { writeConsoleExport } from '../console/write-export.ts';
 import { configOptions, readConfigFlags } from '../flags/config-flags.ts';
 import { usageOptions } from '../flags/config-usage.ts';
 import { storeFlagFields } from '../flags/store-flags.ts';
@@ -27,7 +24,7 @@ export const consoleSchema = z.strictObject({
     arg: 'N',
   }),
   host: documented(z.string().min(1).default('127.0.0.1'), {
-    doc: 'interface to listen on; anything but loopback needs EDGE_API_KEYS',
+    doc: 'interface to listen on; anything but loopback needs EDGERL_EDGE_API_KEYS',
     source: 'local only',
     flag: 'host',
     arg: 'ADDR',
@@ -52,7 +49,7 @@ export const consoleCommand = defineCommand({
 
 The web console over the trajectory store: training runs charted per step, rollout groups side by
 side, trajectories turn by turn with their sampled tokens, policy lineage with promote and rollback,
-and A/B experiments (the numbers of edgerl ab report). Without EDGE_API_KEYS it answers requests to
+and A/B experiments (the numbers of edgerl ab report). Without EDGERL_EDGE_API_KEYS it answers requests to
 localhost only and asks for no key; with it, a browser signs in once with one of the keys. The edge
 serves the same pages at /console. With the embedded store, stop the edge first (one process at a
 time) or use the edge's /console.
@@ -60,9 +57,11 @@ time) or use the edge's /console.
 ${usageOptions(fields)}
 
 Environment:
-  EDGE_API_KEYS         comma-separated keys a browser signs in with (and scripts send as a bearer token);
-                        keys of EDGE_RECORD_KEYS and EDGE_ROLLOUT_KEYS are refused (the console needs admin)
-  INFERENCE_REPLICAS    the fleet requests are routed to: promote and rollback need the version ready there`,
+  EDGERL_EDGE_API_KEYS       comma-separated keys a browser signs in with (and scripts send as a bearer
+                             token); keys of EDGERL_EDGE_RECORD_KEYS and EDGERL_EDGE_ROLLOUT_KEYS are refused
+                             (the console needs admin)
+  EDGERL_INFERENCE_REPLICAS  the fleet requests are routed to: promote and rollback need the version ready
+                             there`,
   options: configOptions(fields),
   async run({ values, env, stdout, stderr }) {
     const options = parseConfig(
@@ -75,20 +74,23 @@ Environment:
         .split(',')
         .map((key) => key.trim())
         .filter((key) => key.length > 0);
-    const adminKeys = keyList(env.EDGE_API_KEYS);
+    const adminKeys = keyList(env.EDGERL_EDGE_API_KEYS);
     // The scoped keys only so that signing in with one is refused by name of the scope it lacks.
     const keys = new KeyRing({
       admin: adminKeys,
-      rollout: keyList(env.EDGE_ROLLOUT_KEYS),
-      record: keyList(env.EDGE_RECORD_KEYS),
+      rollout: keyList(env.EDGERL_EDGE_ROLLOUT_KEYS),
+      record: keyList(env.EDGERL_EDGE_RECORD_KEYS),
     });
     const access: ConsoleAccess = adminKeys.length > 0 ? { kind: 'keys', keys } : { kind: 'loopback' };
     if (access.kind === 'loopback' && !options.export && !isLoopbackHost(options.host)) {
       throw new UsageError(
-        `--host ${options.host} serves other machines: set EDGE_API_KEYS so they have to sign in`,
+        `--host ${options.host} serves other machines: set EDGERL_EDGE_API_KEYS so they have to sign in`,
       );
     }
-    const fleet = env.INFERENCE_REPLICAS ? parseReplicaList(env.INFERENCE_REPLICAS) : [];
+    const fleet = env.EDGERL_INFERENCE_REPLICAS ? parseReplicaList(env.EDGERL_INFERENCE_REPLICAS) : [];
+    const { writeConsoleExport } = await import('../console/write-export.ts');
+    const { tokenTextFromModel } = await import('../console/token-text.ts');
+    const { openStore } = await import('../../db/drivers/open-store.ts');
     const tokenText = options.model ? await tokenTextFromModel(options.model) : undefined;
     const config = storeConfigFromEnv(env, { url: options.databaseUrl, dataDir: options.dataDir });
     const store = await openStore({ url: config.url, dataDir: config.dataDir });
@@ -116,8 +118,8 @@ Environment:
       stdout.write(`edgerl console: ${running.url} (store: ${store.target}, ${store.driver})\n`);
       stdout.write(
         access.kind === 'keys'
-          ? 'edgerl console: sign in with one of EDGE_API_KEYS\n'
-          : 'edgerl console: no EDGE_API_KEYS: answering localhost only, no sign-in\n',
+          ? 'edgerl console: sign in with one of EDGERL_EDGE_API_KEYS\n'
+          : 'edgerl console: no EDGERL_EDGE_API_KEYS: answering localhost only, no sign-in\n',
       );
       await untilSignal();
       stdout.write('edgerl console: shutting down\n');

@@ -1,22 +1,22 @@
 // `edgerl db migrate`: applies the committed migrations to the configured database (DATABASE_URL, or
 // the embedded store) and says what it applied.
 import { withSqlState } from '../../db/database-errors.ts';
-import { openStore } from '../../db/drivers/open-store.ts';
 import { storeConfigFromEnv } from '../../db/drivers/store-config.ts';
 import { defineCommand, stringFlag } from '../command.ts';
 
 export const dbMigrateCommand = defineCommand({
-  usage: `Usage: edgerl db migrate [--url URL]
+  usage: `Usage: edgerl db migrate [--database-url URL]
 
 Applies every committed migration the database lacks (tables, views, the SQL agent's sample schema),
 in one transaction. Run it from one place at a time.
 
 Options:
-  --url URL   postgres://… or memory:// (default: DATABASE_URL; unset: the embedded store in
-              EDGERL_DATA_DIR, default .edgerl/pgdata)`,
-  options: { url: { type: 'string' } },
+  --database-url URL   postgres://… or memory:// (default: DATABASE_URL; unset: the embedded store
+                       in EDGERL_DATA_DIR, default .edgerl/pgdata)`,
+  options: { 'database-url': { type: 'string' } },
   async run({ values, env, stdout }) {
-    const config = storeConfigFromEnv(env, { url: stringFlag(values, 'url') });
+    const { openStore } = await import('../../db/drivers/open-store.ts');
+    const config = storeConfigFromEnv(env, { url: stringFlag(values, 'database-url') });
     const store = await openStore({ url: config.url, dataDir: config.dataDir, migrations: 'skip' });
     try {
       const report = await store.migrate().catch((error: unknown) => {

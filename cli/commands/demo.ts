@@ -12,7 +12,6 @@ import {
   resolveDemoConfig,
 } from '../demo/demo-config.ts';
 import { createDemoProgress } from '../demo/demo-progress.ts';
-import { runDemo } from '../demo/run-demo.ts';
 import { DemoStopped, listenForStop } from '../demo/stop-signal.ts';
 import { formatSummary } from '../demo/summary.ts';
 import { configOptions, readConfigFlags } from '../flags/config-flags.ts';
@@ -29,7 +28,7 @@ then a GRPO cycle that publishes a new adapter), and A/B-tests the starting poli
 one on held-out tasks. Prints a summary and writes an HTML report. Everything stays under --data-dir;
 a second run reuses the model, warm start and finished rounds there (--fresh starts clean).
 Ctrl-C stops after the current step; a second Ctrl-C exits at once. RULER joins the verifier's
-reward when JUDGE_BASE_URL (and the other JUDGE_* variables) are set.
+reward when EDGERL_JUDGE_BASE_URL (and the other EDGERL_JUDGE_* variables) are set.
 
 ${usageOptions(demoFields)}
 
@@ -38,6 +37,7 @@ ${usageVariables(demoFields)}`,
   options: configOptions(demoFields),
   async run({ values, env, stdout, stderr }) {
     const config = demoConfigFromFlags(values, env);
+    const { runDemo } = await import('../demo/run-demo.ts');
     // Bars on a terminal, plain lines in a log (the stream progress goes to: stderr, as --json keeps stdout for the summary).
     const progress = createDemoProgress(stderr as unknown as ProgressStream);
     const stop = listenForStop(() =>

@@ -40,7 +40,7 @@ describe('edgerl edge usage', () => {
     }
     // Spot checks against the values documented in docs/edge.md.
     expect(usage).toMatch(/--concurrency N .*default 8\)/);
-    expect(usage).toMatch(/INFERENCE_TIMEOUT_MS .*default 120000\)/);
+    expect(usage).toMatch(/EDGERL_INFERENCE_TIMEOUT_MS .*default 120000\)/);
     expect(usage).toMatch(/--port N .*default 8787\)/);
   });
 });
@@ -60,10 +60,24 @@ describe('edgerl edge flags', () => {
   it('refuses bad edge settings from flags or variables, naming the variable', async () => {
     const flag = await run(['--concurrency', '0', '--inference-url', 'localhost']);
     expect(flag.code).toBe(2);
-    expect(flag.err).toMatch(/EPISODE_CONCURRENCY must be a positive integer, got "0"/);
-    expect(flag.err).toMatch(/INFERENCE_BASE_URL must be an http\(s\) URL .*, got "localhost"/);
-    const variable = await run([], { INFERENCE_TIMEOUT_MS: 'soon' });
+    expect(flag.err).toMatch(/EDGERL_EPISODE_CONCURRENCY must be a positive integer, got "0"/);
+    expect(flag.err).toMatch(/EDGERL_INFERENCE_URL must be an http\(s\) URL .*, got "localhost"/);
+    const variable = await run([], { EDGERL_INFERENCE_TIMEOUT_MS: 'soon' });
     expect(variable.code).toBe(2);
-    expect(variable.err).toMatch(/INFERENCE_TIMEOUT_MS must be a positive integer, got "soon"/);
+    expect(variable.err).toMatch(/EDGERL_INFERENCE_TIMEOUT_MS must be a positive integer, got "soon"/);
+  });
+
+  it('reads a repeated --inference-url as the fleet, each replica checked', async () => {
+    const repeated = await run(['--inference-url', 'http://a:8000/v1', '--inference-url', 'http://b:8000']);
+    expect(repeated.code).toBe(2);
+    expect(repeated.err).toMatch(/EDGERL_INFERENCE_REPLICAS must end in \/v1 .*got "http:\/\/b:8000"/);
+  });
+
+  it('still reads a former variable, in one line naming its current name', async () => {
+    const former = await run([], { INFERENCE_TIMEOUT_MS: 'soon' });
+    expect(former.code).toBe(2);
+    expect(former.err).toMatch(
+      /^edgerl edge: deprecated names, still read for now: INFERENCE_TIMEOUT_MS → EDGERL_INFERENCE_TIMEOUT_MS\nedgerl edge: [^\n]*EDGERL_INFERENCE_TIMEOUT_MS must be a positive integer, got "soon"/,
+    );
   });
 });

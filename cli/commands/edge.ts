@@ -6,9 +6,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { storeConfigFromEnv } from '../../db/drivers/store-config.ts';
-import { startDevTunnel } from '../../edge/runtime/dev-tunnel.ts';
 import { edgeConfigFields, edgeConfigFromEnv, localInferenceUrl } from '../../edge/edge-config.ts';
-import { startEdge } from '../../edge/runtime/node.ts';
 import { configFields, documented, parseConfig } from '../../protocol/config-docs.ts';
 import { intBetween } from '../../protocol/config-fields.ts';
 import { defineCommand, UsageError } from '../command.ts';
@@ -33,6 +31,12 @@ export const edgeNodeSchema = z.strictObject({
     arg: 'ADDR',
   }),
   ...storeFlagFields(),
+  environments: documented(z.string().min(1).optional(), {
+    doc: 'a module of your environments (export `environments` or default: a record or array), served beside the shipped ones',
+    shownDefault: 'the shipped ones only',
+    flag: 'environments',
+    arg: 'FILE',
+  }),
   wrangler: documented(z.boolean().default(false), {
     doc: 'run the Worker with `wrangler dev` instead',
     flagDoc:
@@ -55,10 +59,10 @@ export const edgeCommand = defineCommand({
 
 Serves the edge API (POST /v1/rollouts, GET /v1/groups/:id, /v1/trajectories, the recording proxy
 POST /v1/chat/completions) on the embedded store, or DATABASE_URL. Episodes run in this process,
-at most EPISODE_CONCURRENCY at once, each under a lease it renews. At start and every
-EPISODE_SWEEP_SECONDS it resumes episodes whose runner stopped (on the embedded store every running
-one; on a shared server those whose lease lapsed, and its own under the same --runner), or ends
-them as error with a reason.
+at most EDGERL_EPISODE_CONCURRENCY at once, each under a lease it renews. At start and every
+EDGERL_EPISODE_SWEEP_SECONDS it resumes episodes whose runner stopped (on the embedded store every
+running one; on a shared server those whose lease lapsed, and its own under the same --runner), or
+ends them as error with a reason.
 
 ${usageOptions([...nodeFields, ...edgeConfigFields])}
 
@@ -66,27 +70,43 @@ Environment, besides the flags' variables:
 ${usageVariables(edgeConfigFields)}`,
   options: { ...configOptions(nodeFields), ...configOptions(edgeConfigFields) },
   async run({ values, env, stdout, stderr }) {
+    const { startEdge } = await import('../../edge/runtime/node.ts');
     const node = parseConfig(edgeNodeSchema, readConfigFlags(nodeFields, values, env), (issues) => {
       return new UsageError(issues.join('; '));
     });
+    if (node.wrangler && node.environments) {
+      throw new UsageError(
+        "--environments is for the Node edge; a Worker's come from its entry (createWorker, docs/workers.md)",
+      );
+    }
     if (node.wrangler) return runWrangler(node.tunnelPort, node.port, stdout, stderr);
     // The flags stand in for their variables; edgeConfigFromEnv is the Worker's entry too.
-    const flags = readConfigFlags(edgeConfigFields, values, env) as Record<string, string>;
-    const generatedKey = flags.EDGE_API_KEYS?.trim()
+    const read = readConfigFlags(edgeConfigFields, values, env);
+    // A repeated --inference-url is a list: the comma-separated text the variable holds.
+    const inference = read.EDGERL_INFERENCE_URL;
+    const flags = {
+      ...read,
+      ...(Array.isArray(inference) ? { EDGERL_INFERENCE_URL: inference.join(',') } : {}),
+    } as Record<string, string>;
+    const generatedKey = flags.EDGERL_EDGE_API_KEYS?.trim()
       ? undefined
       : `edgerl-${randomBytes(18).toString('base64url')}`;
     let config: ReturnType<typeof edgeConfigFromEnv>;
     try {
-      config = edgeConfigFromEnv({
-        ...env,
-        ...flags,
-        INFERENCE_BASE_URL: flags.INFERENCE_BASE_URL ?? localInferenceUrl,
-        EDGE_API_KEYS: generatedKey ?? flags.EDGE_API_KEYS,
-      });
+      config = edgeConfigFromEnv(
+        {
+          ...env,
+          ...flags,
+          EDGERL_INFERENCE_URL: flags.EDGERL_INFERENCE_URL ?? localInferenceUrl,
+          EDGERL_EDGE_API_KEYS: generatedKey ?? flags.EDGERL_EDGE_API_KEYS,
+        },
+        (line) => stderr.write(`edgerl edge: ${line}\n`),
+      );
     } catch (error) {
       throw new UsageError(errorMessage(error));
     }
     const store = storeConfigFromEnv(env, { url: node.databaseUrl, dataDir: node.dataDir });
+    const environments = node.environments ? await userEnvironments(node.environments) : undefined;
     const edge = await startEdge({
       config,
       port: node.port,
@@ -94,6 +114,7 @@ ${usageVariables(edgeConfigFields)}`,
       storeOptions: { url: store.url, dataDir: store.dataDir, migrations: 'apply' },
       // Beside the data directory, as its lock file is (`<dataDir>.lock`): PGlite owns the directory itself.
       warmSandbox: { cacheDir: `${store.dataDir}.sql-sandbox` },
+      ...(environments ? { environments } : {}),
       log: (line) => stderr.write(`edgerl edge: ${line}\n`),
     });
     stdout.write(
@@ -104,6 +125,7 @@ ${usageVariables(edgeConfigFields)}`,
         ? `edgerl edge: inference fleet of ${config.fleet.replicas.length}: ${config.fleet.replicas.join(', ')}\n`
         : `edgerl edge: inference at ${config.upstream.baseUrl}\n`,
     );
+    if (environments) stdout.write(`edgerl edge: environments: ${Object.keys(environments).join(', ')}\n`);
     if (generatedKey) stdout.write(`edgerl edge: API key for this run: ${generatedKey}\n`);
     await untilSignal();
     stdout.write('edgerl edge: shutting down\n');
@@ -112,12 +134,29 @@ ${usageVariables(edgeConfigFields)}`,
   },
 });
 
+/** The module's environments beside the shipped ones; a bad module is a usage error naming it. */
+async function userEnvironments(file: string) {
+  // Loaded here, as startEdge is: `edgerl edge --help` loads no environment.
+  const [{ importEnvironments }, { combineEnvironments }, { EnvironmentsError }] = await Promise.all([
+    import('../../edge/runtime/import-environments.ts'),
+    import('../../edge/environments/combine-environments.ts'),
+    import('../../edge/environments/environments-error.ts'),
+  ]);
+  try {
+    return combineEnvironments(await importEnvironments(file), { source: file });
+  } catch (error) {
+    if (error instanceof EnvironmentsError) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
 async function runWrangler(
   tunnelPort: number,
   port: number,
   stdout: NodeJS.WritableStream,
   stderr: NodeJS.WritableStream,
 ): Promise<number> {
+  const { startDevTunnel } = await import('../../edge/runtime/dev-tunnel.ts');
   const tunnel = await startDevTunnel({ port: tunnelPort });
   stdout.write(`edgerl edge: WebSocket tunnel to local Postgres on ${tunnel.address} (NEON_DEV_WS_PROXY)\n`);
   const child = spawn('npx', ['wrangler', 'dev', '--ip', '127.0.0.1', '--port', String(port), '--local'], {

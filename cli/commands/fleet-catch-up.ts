@@ -3,8 +3,7 @@
 // publication never got the version), and marks each `ready` once it lists it and answered a probe.
 // The trainer runs the same catch-up at the start of every cycle; this is the way to do it at once.
 // Exit 1 when a replica could not be reached or a version still failed to load there.
-import { catchUpFleet, describeCatchUp } from '../../trainer/train/catch-up-fleet.ts';
-import { describeRetention } from '../../trainer/train/retain-adapters.ts';
+import { redactSecrets } from '../../protocol/redact-secrets.ts';
 import { defineCommand, UsageError } from '../command.ts';
 import { configOptions } from '../flags/config-flags.ts';
 import { usageOptions } from '../flags/config-usage.ts';
@@ -20,9 +19,13 @@ ready in publications; one that fails is quarantined. First, versions nothing ro
 default, rollback target, running experiment arm or among the newest --keep-versions) are unloaded
 and their serving copies pruned. The edge routes a version only to the replicas marked ready.
 
-${usageOptions(fleetFields)}`,
-  options: configOptions(fleetFields),
-  async run({ values, env, stdout }) {
+${usageOptions(fleetFields)}
+  --json                   print one JSON array, a report per replica (replica, unreachable, loaded,
+                           confirmed, failed); the retention lines go to stderr`,
+  options: { ...configOptions(fleetFields), json: { type: 'boolean' } },
+  async run({ values, env, stdout, stderr }) {
+    const { describeRetention } = await import('../../trainer/train/retain-adapters.ts');
+    const { catchUpFleet, describeCatchUp } = await import('../../trainer/train/catch-up-fleet.ts');
     const flags = fleetFlags({ values, env });
     if (!flags.replicas) {
       throw new UsageError(
@@ -41,14 +44,20 @@ ${usageOptions(fleetFields)}`,
           ...(flags.apiKey ? { apiKey: flags.apiKey } : {}),
         },
         onRetention: (report) => {
-          for (const line of describeRetention(report)) stdout.write(`${line}\n`);
+          for (const line of describeRetention(report)) (values.json ? stderr : stdout).write(`${line}\n`);
         },
         ...(flags.policy ? { policyName: flags.policy } : {}),
       }),
     );
+    const bad = reports.filter((report) => report.unreachable || report.failed.length > 0).length;
+    if (values.json) {
+      // A replica URL may carry credentials (basic auth): masked, as the text masks them.
+      const shown = reports.map((report) => ({ ...report, replica: redactSecrets(report.replica) }));
+      stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
+      return bad > 0 ? 1 : 0;
+    }
     const lines = describeCatchUp(reports);
     for (const line of lines) stdout.write(`${line}\n`);
-    const bad = reports.filter((report) => report.unreachable || report.failed.length > 0).length;
     stdout.write(
       bad > 0
         ? `${bad} of ${reports.length} replica(s) are not caught up\n`

@@ -2,7 +2,6 @@
 // the trainer's repeatable --inference-url; the policy; the store), and opening the store for one
 // command. Catching up is trainer/train/catch-up-fleet.ts; the rows are the store's.
 import { z } from 'zod';
-import { openStore } from '../../db/drivers/open-store.ts';
 import { storeConfigFromEnv } from '../../db/drivers/store-config.ts';
 import type { Store } from '../../db/store.ts';
 import { configFields, documented, parseConfig } from '../../protocol/config-docs.ts';
@@ -18,7 +17,7 @@ export const fleetFlagsSchema = z.strictObject({
       '(or EDGERL_INFERENCE_URL) is required: every replica of the fleet, as the trainer publishes to them',
     ).optional(),
     {
-      doc: 'a replica of the fleet, its OpenAI base URL ending in /v1 (as the trainer and INFERENCE_REPLICAS name it)',
+      doc: 'a replica of the fleet, its OpenAI base URL ending in /v1 (as the trainer and EDGERL_INFERENCE_REPLICAS name it)',
       flag: 'inference-url',
       arg: 'URL',
       repeatable: true,
@@ -64,6 +63,7 @@ export async function withFleetStore<T>(
   env: NodeJS.ProcessEnv,
   work: (store: Store) => Promise<T>,
 ): Promise<T> {
+  const { openStore } = await import('../../db/drivers/open-store.ts');
   const config = storeConfigFromEnv(env, { url: flags.databaseUrl, dataDir: flags.dataDir });
   const store = await openStore({ url: config.url, dataDir: config.dataDir });
   try {

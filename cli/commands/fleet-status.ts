@@ -11,20 +11,34 @@ const statusFields = fleetFields.filter((field) =>
 );
 
 export const fleetStatusCommand = defineCommand({
-  usage: `Usage: edgerl fleet status [--policy NAME]
+  usage: `Usage: edgerl fleet status [--policy NAME] [--json]
 
 One line per policy version and inference replica: its state in the fleet publication (loading,
 verified, ready, quarantined), the loads tried there, when it became ready, and the last error.
 Requests for a version go only to the replicas where it is ready.
 
-${usageOptions(statusFields)}`,
-  options: configOptions(statusFields),
+${usageOptions(statusFields)}
+  --json                   print the rows as one JSON array (version, replica, state, attempts,
+                           readyAt, lastError)`,
+  options: { ...configOptions(statusFields), json: { type: 'boolean' } },
   async run({ values, env, stdout }) {
     const flags = fleetFlags({ values, env });
     const rows = await withFleetStore(flags, env, async (store) => {
       const policyId = flags.policy ? (await store.getPolicy({ policyName: flags.policy })).id : undefined;
       return store.listPublications(policyId ? { policyId } : {});
     });
+    if (values.json) {
+      const list = rows.map((row) => ({
+        version: row.adapterName,
+        replica: row.replica,
+        state: row.state,
+        attempts: row.attempts,
+        readyAt: row.readyAt?.toISOString() ?? null,
+        lastError: row.lastError ?? null,
+      }));
+      stdout.write(`${JSON.stringify(list, null, 2)}\n`);
+      return 0;
+    }
     if (rows.length === 0) {
       stdout.write('no publications recorded yet\n');
       return 0;

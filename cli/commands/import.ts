@@ -4,7 +4,6 @@
 import { createReadStream } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { z } from 'zod';
-import { openStore } from '../../db/drivers/open-store.ts';
 import { storeConfigFromEnv } from '../../db/drivers/store-config.ts';
 import { maxIngestEpisodes } from '../../db/store.ts';
 import { configFields, documented, parseConfig } from '../../protocol/config-docs.ts';
@@ -14,7 +13,6 @@ import { configOptions, readConfigFlags } from '../flags/config-flags.ts';
 import { usageOptions } from '../flags/config-usage.ts';
 import { storeFlagFields } from '../flags/store-flags.ts';
 import { defaultLimits } from '../../edge/app.ts';
-import { importJsonl } from '../import/import-jsonl.ts';
 import { readJsonlLines } from '../import/read-jsonl-lines.ts';
 
 export const importSchema = z.strictObject({
@@ -56,6 +54,8 @@ ${usageOptions(fields)}`,
   options: configOptions(fields),
   positionals: true,
   async run({ values, positionals, env, stdout, stderr }) {
+    const { importJsonl } = await import('../import/import-jsonl.ts');
+    const { openStore } = await import('../../db/drivers/open-store.ts');
     const [file, ...rest] = positionals;
     if (!file || rest.length > 0) throw new UsageError('give exactly one file: edgerl import FILE.jsonl');
     const flags = parseConfig(importSchema, readConfigFlags(fields, values, env), (issues) => {

@@ -5,7 +5,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Architecture, architectures, isArchitecture } from '../../model/hf-config.ts';
-import { initModelDir, presetArchitecture } from '../../model/init-model-dir.ts';
 import { isModelPreset, modelPresets } from '../../model/init-model.ts';
 import { isRealPreset, realPresets } from '../../model/real-presets.ts';
 import type { SafetensorsDtype } from '../../model/safetensors.ts';
@@ -53,6 +52,7 @@ disk: qwen2.5-7b is 15 GB in bfloat16, 30 GB in float32.`,
     force: { type: 'boolean' },
   },
   async run({ values, stdout }) {
+    const { initModelDir, presetArchitecture } = await import('../../model/init-model-dir.ts');
     const out = stringFlag(values, 'out');
     if (!out) throw new UsageError('--out DIR is required');
     const preset = stringFlag(values, 'preset') ?? 'tiny';

@@ -4,9 +4,9 @@
 import { createPolicyWithBase } from '../../db/create-policy-with-base.ts';
 import type { PolicyLineage } from '../../db/store.ts';
 import { defineCommand, stringFlag, UsageError } from '../command.ts';
-import { onePositional, urlOption, urlUsage, withAbStore } from './ab-store.ts';
+import { onePositional, databaseUrlOption, databaseUrlUsage, withAbStore } from './ab-store.ts';
 
-const createUsage = `Usage: edgerl policy create NAME --base-model MODEL [--json] [--url URL]
+const createUsage = `Usage: edgerl policy create NAME --base-model MODEL [--json] [--database-url URL]
 
 Creates the policy NAME with its base weights as version 0 (NAME@0), published and the default, so
 rollouts and the recording proxy can route to NAME at once; \`edgerl train --policy NAME\` trains it.
@@ -15,11 +15,11 @@ Options:
   --base-model MODEL    the base model's name on the inference endpoint (what vLLM or
                         edgerl serve-model serves it as, e.g. its --served-model-name)
   --json                print the policy as JSON
-${urlUsage}`;
+${databaseUrlUsage}`;
 
 export const policyCreateCommand = defineCommand({
   usage: createUsage,
-  options: { 'base-model': { type: 'string' }, json: { type: 'boolean' }, ...urlOption },
+  options: { 'base-model': { type: 'string' }, json: { type: 'boolean' }, ...databaseUrlOption },
   positionals: true,
   async run({ values, positionals, env, stdout }) {
     const name = onePositional(positionals, 'policy name', 'edgerl policy create NAME --base-model MODEL');
@@ -42,14 +42,14 @@ export const policyCreateCommand = defineCommand({
 });
 
 export const policyListCommand = defineCommand({
-  usage: `Usage: edgerl policy list [--json] [--url URL]
+  usage: `Usage: edgerl policy list [--json] [--database-url URL]
 
 One line per policy: its base model, its default version and how many versions it has.
 
 Options:
   --json                print JSON (each policy with its versions)
-${urlUsage}`,
-  options: { json: { type: 'boolean' }, ...urlOption },
+${databaseUrlUsage}`,
+  options: { json: { type: 'boolean' }, ...databaseUrlOption },
   async run({ values, env, stdout }) {
     const lineages = await withAbStore({ values, env }, (store) => store.policyLineage());
     if (values.json) {
@@ -73,14 +73,14 @@ ${urlUsage}`,
 });
 
 export const policyShowCommand = defineCommand({
-  usage: `Usage: edgerl policy show NAME [--json] [--url URL]
+  usage: `Usage: edgerl policy show NAME [--json] [--database-url URL]
 
 The policy's versions in order (the default marked *), with the state of the run that trained each.
 
 Options:
   --json                print JSON (the policy, its versions and its default's history)
-${urlUsage}`,
-  options: { json: { type: 'boolean' }, ...urlOption },
+${databaseUrlUsage}`,
+  options: { json: { type: 'boolean' }, ...databaseUrlOption },
   positionals: true,
   async run({ values, positionals, env, stdout }) {
     const name = onePositional(positionals, 'policy name', 'edgerl policy show NAME');

@@ -7,7 +7,9 @@ interface GroupView {
   readonly group: { readonly id: string; readonly status: string; readonly size: number };
   readonly progress: Readonly<Record<string, number>>;
   readonly trajectories: readonly {
+    readonly id: string;
     readonly status: string;
+    readonly finalReward?: number | null;
     readonly verifierReward: number | null;
     readonly errorReason: string | null;
   }[];
@@ -22,7 +24,9 @@ export const rolloutCommand = defineCommand({
 Starts G groups of N episodes each (POST /v1/rollouts), then polls each group until all have
 ended, printing progress and each group's mean verifier reward. Exit status 1 if a group failed,
 an episode ended in error (an infrastructure failure: the endpoint, the store; a line names how
-many and the first reason) or the wait timed out.
+many and the first reason) or the wait timed out. With --json, progress goes to stderr and stdout
+gets one JSON document when the wait ends: each group's id, model, arm, status, mean verifier
+reward and trajectories (id, status, rewards, error reason).
 
 Options:
   --env NAME          environment (multi-hop, sql-agent, …)
@@ -33,10 +37,11 @@ Options:
   --split S           train | eval | validation (default train); each group samples a new task
   --max-tokens N      completion tokens per turn
   --temperature T     sampling temperature (default: the edge's, 1)
-  --url URL           the edge (default EDGERL_EDGE_URL, else http://127.0.0.1:8787)
-  --api-key KEY       bearer key (default EDGE_API_KEY, else the first of EDGE_API_KEYS)
+  --edge-url URL      the edge (default EDGERL_EDGE_URL, else http://127.0.0.1:8787)
+  --api-key KEY       bearer key (default EDGERL_EDGE_API_KEY, else the first of EDGERL_EDGE_API_KEYS)
   --timeout S         give up waiting after S seconds (default 3600)
-  --interval MS       polling interval (default 1000)`,
+  --interval MS       polling interval (default 1000)
+  --json              print the result as one JSON document (progress on stderr)`,
   options: {
     env: { type: 'string' },
     groups: { type: 'string' },
@@ -46,12 +51,16 @@ Options:
     split: { type: 'string' },
     'max-tokens': { type: 'string' },
     temperature: { type: 'string' },
-    url: { type: 'string' },
+    'edge-url': { type: 'string' },
     'api-key': { type: 'string' },
     timeout: { type: 'string' },
     interval: { type: 'string' },
+    json: { type: 'boolean' },
   },
-  async run({ values, env, stdout }) {
+  async run({ values, env, stdout, stderr }) {
+    const json = values.json === true;
+    // With --json stdout holds the one document; the progress a person watches goes to stderr.
+    const progress = json ? stderr : stdout;
     const environment = stringFlag(values, 'env');
     if (!environment) throw new UsageError('--env NAME is required');
     const groups = intFlag(values, 'groups', 1, { min: 1, max: 10_000 });
@@ -69,14 +78,14 @@ Options:
     const maxTokensText = stringFlag(values, 'max-tokens');
     const maxTokens =
       maxTokensText === undefined ? undefined : intFlag(values, 'max-tokens', 0, { min: 1, max: 32_768 });
-    const base = (stringFlag(values, 'url') ?? (env.EDGERL_EDGE_URL || 'http://127.0.0.1:8787')).replace(
+    const base = (stringFlag(values, 'edge-url') ?? (env.EDGERL_EDGE_URL || 'http://127.0.0.1:8787')).replace(
       /\/+$/,
       '',
     );
     const apiKey =
       stringFlag(values, 'api-key') ??
-      (env.EDGE_API_KEY || env.EDGE_API_KEYS?.split(',')[0]?.trim() || undefined);
-    if (!apiKey) throw new UsageError('no API key: pass --api-key or set EDGE_API_KEY');
+      (env.EDGERL_EDGE_API_KEY || env.EDGERL_EDGE_API_KEYS?.split(',')[0]?.trim() || undefined);
+    if (!apiKey) throw new UsageError('no API key: pass --api-key or set EDGERL_EDGE_API_KEY');
     const timeoutMs = intFlag(values, 'timeout', 3600, { min: 1 }) * 1000;
     const intervalMs = intFlag(values, 'interval', 1000, { min: 10, max: 60_000 });
 
@@ -117,7 +126,7 @@ Options:
           : {}),
       })) as { groupId: string; model: string; arm: string | null };
       started.push(result);
-      stdout.write(
+      progress.write(
         `started group ${result.groupId} (${size} × ${environment}, model ${result.model}${result.arm ? `, arm ${result.arm}` : ''})\n`,
       );
     }
@@ -130,41 +139,98 @@ Options:
         if (finished.has(groupId)) continue;
         const view = (await call(`/v1/groups/${groupId}`)) as GroupView;
         const line = progressLine(view);
-        if (last.get(groupId) !== line) stdout.write(`${line}\n`);
+        if (last.get(groupId) !== line) progress.write(`${line}\n`);
         last.set(groupId, line);
         if (endedGroup.has(view.group.status)) finished.set(groupId, view);
       }
       if (finished.size < started.length) await new Promise((resolve) => setTimeout(resolve, intervalMs));
     }
 
-    let failures = 0;
-    const errored: GroupView['trajectories'][number][] = [];
-    stdout.write('\n');
-    for (const { groupId } of started) {
-      const view = finished.get(groupId);
-      if (!view) {
-        failures += 1;
-        stdout.write(`group ${groupId}: still running after ${timeoutMs / 1000} s\n`);
-        continue;
-      }
-      if (view.group.status === 'failed') failures += 1;
-      errored.push(...view.trajectories.filter((t) => t.status === 'error'));
-      const rewards = view.trajectories.map((t) => t.verifierReward).filter((r): r is number => r !== null);
-      const mean =
-        rewards.length > 0 ? (rewards.reduce((a, b) => a + b, 0) / rewards.length).toFixed(3) : 'n/a';
-      stdout.write(
-        `group ${groupId}: ${view.group.status}, mean verifier reward ${mean} over ${rewards.length}\n`,
-      );
-    }
-    if (errored.length > 0) {
-      const first = errored[0]?.errorReason ?? 'no reason recorded';
-      stdout.write(
-        `${errored.length} of ${started.length * size} episode(s) ended in error (not the model's doing: they are left out of training); the first: ${first}\n`,
-      );
-    }
-    return failures > 0 || errored.length > 0 ? 1 : 0;
+    const report = rolloutReport(started, finished, started.length * size);
+    if (json) stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    else stdout.write(formatRolloutReport(report, timeoutMs));
+    const failures = report.groups.filter((group) => group.status === 'failed' || group.timedOut).length;
+    return failures > 0 || report.erroredEpisodes > 0 ? 1 : 0;
   },
 });
+
+/** What `rollout` reports when the wait ends: the document --json prints, and the text's source. */
+export interface RolloutReport {
+  readonly groups: readonly {
+    readonly groupId: string;
+    readonly model: string;
+    readonly arm: string | null;
+    /** The group's status, or `running` when the wait timed out first. */
+    readonly status: string;
+    readonly timedOut: boolean;
+    /** Null when no trajectory has a verifier reward. */
+    readonly meanVerifierReward: number | null;
+    readonly trajectories: readonly {
+      readonly id: string;
+      readonly status: string;
+      readonly verifierReward: number | null;
+      readonly finalReward: number | null;
+      readonly errorReason: string | null;
+    }[];
+  }[];
+  readonly episodes: number;
+  /** Episodes that ended in error: infrastructure failures, left out of training. */
+  readonly erroredEpisodes: number;
+  readonly firstErrorReason: string | null;
+}
+
+function rolloutReport(
+  started: readonly { groupId: string; model: string; arm: string | null }[],
+  finished: ReadonlyMap<string, GroupView>,
+  episodes: number,
+): RolloutReport {
+  const groups = started.map(({ groupId, model, arm }) => {
+    const view = finished.get(groupId);
+    const trajectories = (view?.trajectories ?? []).map((t) => ({
+      id: t.id,
+      status: t.status,
+      verifierReward: t.verifierReward,
+      finalReward: t.finalReward ?? null,
+      errorReason: t.errorReason,
+    }));
+    const rewards = trajectories.map((t) => t.verifierReward).filter((r): r is number => r !== null);
+    return {
+      groupId,
+      model,
+      arm,
+      status: view?.group.status ?? 'running',
+      timedOut: view === undefined,
+      meanVerifierReward: rewards.length > 0 ? rewards.reduce((a, b) => a + b, 0) / rewards.length : null,
+      trajectories,
+    };
+  });
+  const errored = groups.flatMap((group) => group.trajectories.filter((t) => t.status === 'error'));
+  return {
+    groups,
+    episodes,
+    erroredEpisodes: errored.length,
+    firstErrorReason: errored.length > 0 ? (errored[0]?.errorReason ?? 'no reason recorded') : null,
+  };
+}
+
+function formatRolloutReport(report: RolloutReport, timeoutMs: number): string {
+  const lines = [''];
+  for (const group of report.groups) {
+    if (group.timedOut) {
+      lines.push(`group ${group.groupId}: still running after ${timeoutMs / 1000} s`);
+      continue;
+    }
+    const rewarded = group.trajectories.filter((t) => t.verifierReward !== null).length;
+    const mean = group.meanVerifierReward === null ? 'n/a' : group.meanVerifierReward.toFixed(3);
+    lines.push(`group ${group.groupId}: ${group.status}, mean verifier reward ${mean} over ${rewarded}`);
+  }
+  if (report.erroredEpisodes > 0) {
+    lines.push(
+      `${report.erroredEpisodes} of ${report.episodes} episode(s) ended in error (not the model's doing: they are left out of training); the first: ${report.firstErrorReason}`,
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
 
 function progressLine(view: GroupView): string {
   const { progress, group } = view;

@@ -1,5 +1,5 @@
 // `edgerl sandbox setup`: provisions the SQL agent's sandbox database on a Postgres server (database,
-// reader role, seed, grants, revokes; idempotent) and prints the reader URL for SQL_DATABASE_URL.
+// reader role, seed, grants, revokes; idempotent) and prints the reader URL for EDGERL_SQL_DATABASE_URL.
 import { defaultReaderRole, defaultSandboxDatabase, setupSandbox } from '../../sandbox/node/setup-sandbox.ts';
 import { defineCommand, stringFlag, UsageError } from '../command.ts';
 
@@ -7,7 +7,8 @@ export const sandboxSetupCommand = defineCommand({
   usage: `Usage: edgerl sandbox setup --admin-url URL [--database NAME] [--role NAME] [--password P]
 
 Creates (or updates) the SQL sandbox: a database holding the sample shop and a login role that can
-read it and nothing else. Prints the reader's URL: set it as SQL_DATABASE_URL (never the store's URL).
+read it and nothing else. Prints the reader's URL: set it as EDGERL_SQL_DATABASE_URL (never the
+store's URL).
 Run it again to reapply the privileges; without --password the password is rotated.
 
 Options:

@@ -2,7 +2,6 @@
 // whole group), records the scores and combined rewards, and prints each trajectory's score and
 // explanation. The trainer goes through the same scoreAndRecordGroup.
 import { readFileSync } from 'node:fs';
-import { openStore } from '../../db/drivers/open-store.ts';
 import { storeConfigFromEnv } from '../../db/drivers/store-config.ts';
 import { scorableStatuses } from '../../db/store.ts';
 import { formatScoreReport } from '../../trainer/ruler/format-score-report.ts';
@@ -18,26 +17,31 @@ export const scoreCommand = defineCommand({
   usage: `Usage: edgerl score --group ID [options]
 
 Judges every finished trajectory of the group in one call to an OpenAI-compatible judge
-(JUDGE_BASE_URL, JUDGE_MODEL, JUDGE_API_KEY), records scores and rewards, and prints them.
+(EDGERL_JUDGE_BASE_URL, EDGERL_JUDGE_MODEL, EDGERL_JUDGE_API_KEY), records scores and rewards, and
+prints them.
 Exit status 1 when the judge failed after its retries (the group is then marked unscored).
 
 Options:
   --group ID            the rollout group to score (required)
-  --url URL             postgres://… or memory:// (default: DATABASE_URL; unset: the embedded store in
+  --database-url URL    postgres://… or memory:// (default: DATABASE_URL; unset: the embedded store in
                         EDGERL_DATA_DIR, default .edgerl/pgdata)
-  --model NAME          judge model, overriding JUDGE_MODEL
-  --orderings K         judge in K orders and average (default JUDGE_ORDERINGS or 1)
-  --seed N              seed of the order shuffle (default JUDGE_SEED or 0)
-  --rubric-file PATH    grade with this rubric instead of the default one`,
+  --model NAME          judge model, overriding EDGERL_JUDGE_MODEL
+  --orderings K         judge in K orders and average (default EDGERL_JUDGE_ORDERINGS or 1)
+  --seed N              seed of the order shuffle (default EDGERL_JUDGE_SEED or 0)
+  --rubric-file PATH    grade with this rubric instead of the default one
+  --json                print the outcome as one JSON document: the group id, status, each
+                        trajectory's score, reward and explanation, the judge's usage`,
   options: {
     group: { type: 'string' },
-    url: { type: 'string' },
+    'database-url': { type: 'string' },
     model: { type: 'string' },
     orderings: { type: 'string' },
     seed: { type: 'string' },
     'rubric-file': { type: 'string' },
+    json: { type: 'boolean' },
   },
   async run({ values, env, stdout, stderr }) {
+    const { openStore } = await import('../../db/drivers/open-store.ts');
     const groupId = stringFlag(values, 'group');
     if (!groupId) throw new UsageError('--group ID is required');
     const config = rulerConfigFromEnv(env, {
@@ -46,7 +50,7 @@ Options:
       seed: optionalInt(values, 'seed', 0, 0xffffffff),
       rubric: readRubric(stringFlag(values, 'rubric-file')),
     });
-    const storeConfig = storeConfigFromEnv(env, { url: stringFlag(values, 'url') });
+    const storeConfig = storeConfigFromEnv(env, { url: stringFlag(values, 'database-url') });
     const store = await openStore({ url: storeConfig.url, dataDir: storeConfig.dataDir });
     try {
       const loaded = await loadJudgeGroup(store, groupId);
@@ -66,7 +70,11 @@ Options:
         client: createJudgeClient(config),
         sink: storeJudgeScoreSink(store),
       });
-      stdout.write(formatScoreReport(groupId, outcome));
+      stdout.write(
+        values.json
+          ? `${JSON.stringify({ groupId, ...outcome }, null, 2)}\n`
+          : formatScoreReport(groupId, outcome),
+      );
       return outcome.status === 'scored' ? 0 : 1;
     } finally {
       await store.close();

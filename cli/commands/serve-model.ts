@@ -3,7 +3,6 @@
 // SIGINT or SIGTERM. Flags, their env fallbacks and the usage text come from serve/serve-config.ts.
 import { configFields } from '../../protocol/config-docs.ts';
 import { ServeConfigError, type ServeConfigInput, serveConfigSchema } from '../../serve/serve-config.ts';
-import { serveModel } from '../../serve/serve-model.ts';
 import { parseServeFault } from '../../serve/serve-fault.ts';
 import { defineCommand, UsageError } from '../command.ts';
 import { configOptions, readConfigFlags } from '../flags/config-flags.ts';
@@ -22,6 +21,7 @@ Concurrent requests decode together (continuous batching).
 ${usageOptions(serveFields)}`,
   options: configOptions(serveFields),
   async run({ values, env, stdout, stderr }) {
+    const { serveModel } = await import('../../serve/serve-model.ts');
     const input = readConfigFlags(serveFields, values, env) as ServeConfigInput;
     let fault: ReturnType<typeof parseServeFault>;
     try {

@@ -2,31 +2,31 @@
 // (psql's layout: NULL blank, numbers right-aligned), or JSON / CSV. Postgres errors become one line
 // with their SQLSTATE.
 import { withSqlState } from '../../db/database-errors.ts';
-import { openStore } from '../../db/drivers/open-store.ts';
 import type { SqlResult } from '../../db/sql-client.ts';
 import { storeConfigFromEnv } from '../../db/drivers/store-config.ts';
 import { defineCommand, stringFlag, UsageError } from '../command.ts';
 
 export const sqlCommand = defineCommand({
-  usage: `Usage: edgerl sql "<query>" [--json | --csv] [--url URL]
+  usage: `Usage: edgerl sql "<query>" [--json | --csv] [--database-url URL]
 
 Runs one statement. The embedded store is migrated on first use; a server is used as it is.
 Try: edgerl sql "select * from group_summaries order by created_at desc limit 10"
 
 Options:
-  --json      print rows as a JSON array of objects
-  --csv       print rows as CSV with a header line (RFC 4180)
-  --url URL   postgres://… or memory:// (default: DATABASE_URL; unset: the embedded store in
-              EDGERL_DATA_DIR, default .edgerl/pgdata)`,
-  options: { json: { type: 'boolean' }, csv: { type: 'boolean' }, url: { type: 'string' } },
+  --json               print rows as a JSON array of objects
+  --csv                print rows as CSV with a header line (RFC 4180)
+  --database-url URL   postgres://… or memory:// (default: DATABASE_URL; unset: the embedded store
+                       in EDGERL_DATA_DIR, default .edgerl/pgdata)`,
+  options: { json: { type: 'boolean' }, csv: { type: 'boolean' }, 'database-url': { type: 'string' } },
   positionals: true,
   async run({ values, positionals, env, stdout }) {
+    const { openStore } = await import('../../db/drivers/open-store.ts');
     if (positionals.length !== 1 || !positionals[0]?.trim()) {
       throw new UsageError('give exactly one query, quoted: edgerl sql "select 1"');
     }
     if (values.json && values.csv) throw new UsageError('choose one of --json and --csv');
     const format: OutputFormat = values.json ? 'json' : values.csv ? 'csv' : 'table';
-    const config = storeConfigFromEnv(env, { url: stringFlag(values, 'url') });
+    const config = storeConfigFromEnv(env, { url: stringFlag(values, 'database-url') });
     const store = await openStore({
       url: config.url,
       dataDir: config.dataDir,

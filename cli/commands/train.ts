@@ -15,8 +15,6 @@ import { configOptions, readConfigFlags } from '../flags/config-flags.ts';
 import { usageOptions } from '../flags/config-usage.ts';
 import { judgeFromEnv } from '../train/judge-from-env.ts';
 import { parseDuration } from '../train/parse-duration.ts';
-import { pauseHook, pausePoint } from '../train/pause-hook.ts';
-import { runTrainJob } from '../train/run-train-job.ts';
 import { trainJobFields, trainJobSchema } from '../train/train-job-flags.ts';
 
 const trainFields = configFields(trainConfigSchema);
@@ -45,6 +43,8 @@ another trainer holds the policy's lease (one trainer advances a policy at a tim
 ${usageOptions([...trainFields, ...trainJobFields], sections)}`,
   options: { ...configOptions(trainJobFields), ...configOptions(trainFields) },
   async run({ values, env, stdout, stderr }) {
+    const { pauseHook, pausePoint } = await import('../train/pause-hook.ts');
+    const { runTrainJob } = await import('../train/run-train-job.ts');
     const flags = trainJobSchema.parse(readConfigFlags(trainJobFields, values, env));
     if (flags.once === true && flags.every !== undefined)
       throw new UsageError('choose one of --once and --every');
@@ -60,6 +60,7 @@ ${usageOptions([...trainFields, ...trainJobFields], sections)}`,
       backend: flags.backend,
       judge: config.mode === 'rl' && config.reward !== 'verifier' ? judgeFromEnv(env) : undefined,
       hook: pauseAt ? pauseHook(pauseAt, stderr, env.EDGERL_TRAIN_PAUSE_UNTIL || undefined) : undefined,
+      json: flags.json === true,
       stdout,
       stderr,
     });

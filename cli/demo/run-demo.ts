@@ -78,7 +78,7 @@ export async function runDemo(config: DemoConfig, deps: DemoDeps): Promise<DemoS
       'rl',
       `3/5 RL${config.async ? ' (async: rollouts and training overlapped)' : ''}: ${config.rounds} round(s) of ${config.groupsPerRound} groups × ${config.groupSize} episodes`,
     );
-    if (judge) progress.line('rewards: verifier + RULER (JUDGE_BASE_URL is set)');
+    if (judge) progress.line('rewards: verifier + RULER (EDGERL_JUDGE_BASE_URL is set)');
     const rl = await (config.async ? asyncRounds : rlRounds)(config, paths, {
       store,
       progress,
@@ -160,9 +160,9 @@ async function writeAtomically(path: string, text: string): Promise<void> {
   await rename(temporary, path);
 }
 
-/** RULER joins the verifier when a judge is configured (JUDGE_BASE_URL), as in `edgerl train`. */
+/** RULER joins the verifier when a judge is configured (EDGERL_JUDGE_BASE_URL), as in `edgerl train`. */
 function judgeFromEnv(env: NodeJS.ProcessEnv): JudgeDeps | undefined {
-  if (!env.JUDGE_BASE_URL) return undefined;
+  if (!env.EDGERL_JUDGE_BASE_URL) return undefined;
   const config = rulerConfigFromEnv(env);
   return { config, client: createJudgeClient(config), cache: createMemoryRulerCache() };
 }

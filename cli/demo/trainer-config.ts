@@ -1,6 +1,6 @@
 // The trainer settings both training phases share (policy `demo`, the demo's model, output and
 // serving directories, the local endpoint's replicas), with the mode-specific parts on top. Rewards: the
-// environment's verifier, mixed with RULER when a judge is configured (JUDGE_BASE_URL), as the issue asks.
+// environment's verifier, mixed with RULER when a judge is configured (EDGERL_JUDGE_BASE_URL), as the issue asks.
 import { resolve } from 'node:path';
 import { resolveTrainConfig, type TrainConfig, type TrainMode } from '../../trainer/train/train-config.ts';
 import type { DemoConfig } from './demo-config.ts';

@@ -1,4 +1,4 @@
-// The RULER judge of `edgerl train`, from the JUDGE_* variables; a missing judge says how to train
+// The RULER judge of `edgerl train`, from the EDGERL_JUDGE_* variables; a missing judge says how to train
 // without one.
 import { errorMessage } from '../../protocol/error-message.ts';
 import { createJudgeClient } from '../../trainer/ruler/judge-client.ts';

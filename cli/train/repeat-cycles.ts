@@ -22,6 +22,8 @@ export async function repeatCycles(
   stdout: NodeJS.WritableStream,
   stderr: NodeJS.WritableStream,
   recovery?: StoreRecovery,
+  /** The line printed per cycle: text, or `--json`'s object. */
+  describe: (report: CycleReport) => string = describeCycle,
 ): Promise<number> {
   const signals = stopAfterCycle(stderr);
   let failures = 0;
@@ -30,7 +32,7 @@ export async function repeatCycles(
       const started = Date.now();
       try {
         const report = await cycle();
-        stdout.write(`${describeCycle(report)}\n`);
+        stdout.write(`${describe(report)}\n`);
         failures = report.kind === 'publish-failed' ? failures + 1 : 0;
       } catch (error) {
         failures += 1;

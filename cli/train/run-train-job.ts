@@ -12,6 +12,8 @@ import { runCycle, runSft, Trainer } from '../../trainer/train/trainer.ts';
 import { PolicyLeasedError, type RunEnd, type TrainerDeps } from '../../trainer/train/trainer-session.ts';
 import { StoreWaitExceededError } from '../../trainer/train/wait-out-store.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
+import type { CycleReport } from '../../trainer/train/cycle-state.ts';
+import { cycleJson } from './cycle-json.ts';
 import { describeCycle, describeUnclaimable } from './describe-cycle.ts';
 import { repeatCycles } from './repeat-cycles.ts';
 import { trainContinuously } from './train-continuously.ts';
@@ -24,6 +26,8 @@ export interface TrainJob {
   readonly backend: string | undefined;
   readonly judge: TrainerDeps['judge'];
   readonly hook: TrainerDeps['hook'];
+  /** One JSON object per cycle on stdout (JSON lines) instead of a sentence. */
+  readonly json: boolean;
   readonly stdout: NodeJS.WritableStream;
   readonly stderr: NodeJS.WritableStream;
 }
@@ -66,25 +70,35 @@ export async function runTrainJob(job: TrainJob): Promise<number> {
     }
     const opened = trainer;
     const cycle = () => (config.mode === 'sft' ? runSft(opened) : runCycle(opened));
+    const describe = job.json ? (report: CycleReport) => cycleJson(report) : describeCycle;
     if (config.continuous) {
-      const code = await trainContinuously(opened, stdout, stderr);
+      const code = await trainContinuously(opened, stdout, stderr, describe);
       if (signalled) end = { status: 'interrupted', reason: `stopped by ${signalled}` };
       return code;
     }
     if (job.everyMs === undefined) {
       const report = await cycle();
-      stdout.write(`${describeCycle(report)}\n`);
-      if (report.kind === 'idle') {
-        const { policy } = opened.session;
-        const groups = await store.unclaimableGroups({ policyId: policy.id, splits: [...trainedSplits] });
-        for (const line of describeUnclaimable(groups, policy.name)) stdout.write(`${line}\n`);
+      const { policy } = opened.session;
+      const unclaimable =
+        report.kind === 'idle'
+          ? await store.unclaimableGroups({ policyId: policy.id, splits: [...trainedSplits] })
+          : undefined;
+      if (job.json) stdout.write(`${cycleJson(report, unclaimable)}\n`);
+      else {
+        stdout.write(`${describeCycle(report)}\n`);
+        if (unclaimable)
+          for (const line of describeUnclaimable(unclaimable, policy.name)) stdout.write(`${line}\n`);
       }
       return report.kind === 'publish-failed' ? 1 : 0;
     }
-    const code = await repeatCycles(cycle, job.everyMs, stdout, stderr, {
-      settings: config.storeWait,
-      reload: () => opened.reload(),
-    });
+    const code = await repeatCycles(
+      cycle,
+      job.everyMs,
+      stdout,
+      stderr,
+      { settings: config.storeWait, reload: () => opened.reload() },
+      describe,
+    );
     if (signalled) end = { status: 'interrupted', reason: `stopped by ${signalled}` };
     return code;
   } catch (error) {

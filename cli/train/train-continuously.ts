@@ -1,6 +1,7 @@
 // `--continuous`: runContinuous until SIGINT or SIGTERM, which stop it after the current cycle (a
 // second signal exits at once), one line per cycle. Exit status 1 when the last cycle failed or its
 // publication did.
+import type { CycleReport } from '../../trainer/train/cycle-state.ts';
 import { runContinuous } from '../../trainer/train/run-continuous.ts';
 import type { Trainer } from '../../trainer/train/trainer.ts';
 import { describeCycle } from './describe-cycle.ts';
@@ -14,6 +15,8 @@ export async function trainContinuously(
   trainer: Trainer,
   stdout: NodeJS.WritableStream,
   stderr: NodeJS.WritableStream,
+  /** The line printed per cycle: text, or `--json`'s object. */
+  describe: (report: CycleReport) => string = describeCycle,
 ): Promise<number> {
   const signals = stopAfterCycle(stderr);
   try {
@@ -25,7 +28,7 @@ export async function trainContinuously(
       pollMs,
       wait: signals.wait,
       onCycle: (report) => {
-        if (report.kind !== 'idle' || report.stale > 0) stdout.write(`${describeCycle(report)}\n`);
+        if (report.kind !== 'idle' || report.stale > 0) stdout.write(`${describe(report)}\n`);
       },
       onError: (error) => stderr.write(`edgerl train: ${describeCycleFailure(error)}\n`),
     });

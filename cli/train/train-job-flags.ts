@@ -22,6 +22,14 @@ export const trainJobSchema = z.strictObject({
     arg: 'DURATION',
     section: schedule,
   }),
+  json: documented(z.boolean().optional(), {
+    doc: 'one JSON object per cycle on stdout',
+    flagDoc:
+      'one JSON object per cycle on stdout (JSON lines with --every and --continuous): its kind, the groups claimed, the version published, or why none was; an idle --once adds the complete groups it may not claim, by reason',
+    flag: 'json',
+    sets: true,
+    section: schedule,
+  }),
   ...storeFlagFields(where),
   backend: documented(z.string().optional(), {
     doc: `compute backend: ${Object.keys(backendChoices).join(' | ')}`,

@@ -37,4 +37,4 @@ export function checkConsoleKey(input: ConsoleKeyCheckInput): ConsoleKeyCheck {
 
 /** What a refused console request is told: the scope it needs, never the key. */
 export const adminScopeNeeded =
-  'the console needs an API key with the admin scope (one of EDGE_API_KEYS); this key holds only record or rollout';
+  'the console needs an API key with the admin scope (one of EDGERL_EDGE_API_KEYS); this key holds only record or rollout';

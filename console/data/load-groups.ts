@@ -1,5 +1,6 @@
 // The groups list's data: the filter as the query string gave it (bad values named, not thrown),
 // the matching groups, and what the filter menus offer.
+import { isUuidLike } from '../../protocol/is-uuid-like.ts';
 import { type GroupStatus, groupStatuses } from '../../protocol/statuses.ts';
 import type { GroupFilterOptions, GroupListing, SearchGroupsInput, Store } from '../../db/store.ts';
 import type { GroupFilter } from '../links.ts';
@@ -39,8 +40,7 @@ export function parseGroupFilter(query: Record<string, string | undefined>): {
   if (status && !knownStatus)
     problems.push(`status "${status}" is not one of ${groupStatuses.join(', ')}; ignored`);
   const version = text('version');
-  const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-  if (version && !uuid.test(version)) problems.push(`version "${version}" is not a version id; ignored`);
+  if (version && !isUuidLike(version)) problems.push(`version "${version}" is not a version id; ignored`);
   const offsetText = text('offset');
   const offset = offsetText && /^\d{1,7}$/.test(offsetText) ? Number(offsetText) : 0;
   let min = reward('min');
@@ -55,7 +55,7 @@ export function parseGroupFilter(query: Record<string, string | undefined>): {
   const filter: GroupFilter = {
     ...(knownStatus ? { status: knownStatus } : {}),
     ...(env ? { env } : {}),
-    ...(version && uuid.test(version) ? { version } : {}),
+    ...(version && isUuidLike(version) ? { version } : {}),
     ...(min !== undefined ? { min: String(min) } : {}),
     ...(max !== undefined ? { max: String(max) } : {}),
     ...(q ? { q } : {}),

@@ -16,7 +16,7 @@ export function signInPage(
 <body><main>
 <form class="sign-in" method="post" action="${options.action}">
 <h1>edgerl console</h1>
-<label for="key">API key (one of the edge's EDGE_API_KEYS)</label>
+<label for="key">API key (one of the edge's EDGERL_EDGE_API_KEYS)</label>
 <input id="key" name="key" type="password" autocomplete="current-password" required autofocus>
 <input type="hidden" name="next" value="${options.next}">
 ${options.error ? html`<p class="notice error" role="alert">${options.error}</p>` : ''}

@@ -4,6 +4,7 @@
 // report waits for. Arms never change afterwards, which keeps assignment sticky. Reading is elsewhere.
 import { eq, inArray } from 'drizzle-orm';
 import { z } from 'zod';
+import { isUuidLike } from '../../protocol/is-uuid-like.ts';
 import { StoreError } from '../errors.ts';
 import { experimentArms } from '../schema/experiment-arms.ts';
 import { experimentMetrics, experiments } from '../schema/experiments.ts';
@@ -13,8 +14,6 @@ import type { ExperimentWithArms } from './experiments.ts';
 import { id, name } from './fields.ts';
 import { parseInput } from './parse-input.ts';
 
-const uuidLike = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** Experiment names appear in commands and in the edge's `experiment` field (where a UUID means an id). */
 export const experimentName = z
   .string()
@@ -22,7 +21,7 @@ export const experimentName = z
     /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/,
     'letters, digits, ".", "_" or "-", starting with a letter or digit',
   )
-  .refine((value) => !uuidLike.test(value), 'must not look like an id (a UUID)');
+  .refine((value) => !isUuidLike(value), 'must not look like an id (a UUID)');
 
 /**
  * Rewarded trajectories per arm when nothing sizes the test. A floor against verdicts on noise, not a

@@ -2,6 +2,7 @@
 // control first) and each arm's version's served name and status.
 import { asc, eq } from 'drizzle-orm';
 import { z } from 'zod';
+import { isUuidLike } from '../../protocol/is-uuid-like.ts';
 import { StoreError } from '../errors.ts';
 import { type ExperimentArm, experimentArms } from '../schema/experiment-arms.ts';
 import { type Experiment, experiments } from '../schema/experiments.ts';
@@ -22,7 +23,7 @@ export interface AbExperimentView {
 /** `reference`: the experiment's name, or its id. */
 export async function getAbExperiment(db: StoreDb, reference: string): Promise<AbExperimentView> {
   const ref = parseInput(z.string().trim().min(1).max(300), reference, 'experiment');
-  const byId = z.uuid().safeParse(ref).success;
+  const byId = isUuidLike(ref);
   const [experiment] = await db
     .select()
     .from(experiments)

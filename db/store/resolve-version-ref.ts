@@ -3,6 +3,7 @@
 // policy name (its default version). Unknown names are a `not-found` error that repeats the name.
 import { and, desc, eq } from 'drizzle-orm';
 import { z } from 'zod';
+import { isUuidLike } from '../../protocol/is-uuid-like.ts';
 import { StoreError } from '../errors.ts';
 import { policies, type PolicyVersion, policyVersions } from '../schema/policies.ts';
 import type { StoreDb } from '../store-db.ts';
@@ -12,7 +13,7 @@ const latestSuffix = '@latest';
 
 export async function resolveVersionRef(db: StoreDb, reference: string): Promise<PolicyVersion> {
   const ref = parseInput(z.string().trim().min(1).max(300), reference, 'version');
-  if (z.uuid().safeParse(ref).success) {
+  if (isUuidLike(ref)) {
     const [byId] = await db.select().from(policyVersions).where(eq(policyVersions.id, ref));
     if (byId) return byId;
   }

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { StoreError, storeErrorCodes } from '../../db/errors.ts';
 import { ApiError } from './api-error.ts';
 import { errorResponse, mayRetry } from './error-response.ts';
+import { errorSurface } from './error-surface.ts';
 
 describe('errorResponse', () => {
   it("keeps an ApiError's status, code and field", () => {
@@ -63,5 +64,54 @@ describe('errorResponse', () => {
   it('tells clients to retry only what can succeed later (x-should-retry)', () => {
     expect([400, 403, 404, 409, 413, 422].map(mayRetry)).toEqual([false, false, false, false, false, false]);
     expect([408, 429, 500, 502, 503].map(mayRetry)).toEqual([true, true, true, true, true]);
+  });
+
+  it('answers a 409 on the OpenAI-compatible routes as a 400 with the same code, which no SDK retries', () => {
+    const owned = new ApiError('trajectory-owned', 'written only by its rollout runner');
+    const conflict = new StoreError('history-mismatch', 'messages.1: differs from stored turn 1');
+    expect(errorResponse(owned, 'openai')).toMatchObject({
+      status: 400,
+      body: { error: { code: 'trajectory-owned' } },
+    });
+    expect(errorResponse(conflict, 'openai')).toMatchObject({
+      status: 400,
+      body: { error: { code: 'conflict' } },
+    });
+    expect(errorResponse(owned).status).toBe(409);
+    expect(errorResponse(conflict, 'edge').status).toBe(409);
+    // Other statuses keep theirs on both surfaces: a 403 and a 503 are not retried / retried as they are.
+    expect(errorResponse(new ApiError('trajectory-key', 'x'), 'openai').status).toBe(403);
+    expect(errorResponse(new ApiError('unavailable', 'x'), 'openai').status).toBe(503);
+  });
+});
+
+describe('errorSurface', () => {
+  it('names the routes an OpenAI SDK calls', () => {
+    const surfaces = Object.fromEntries(
+      [
+        '/v1/chat/completions',
+        '/v1/responses',
+        '/v1/models',
+        '/t/abc.def/v1/chat/completions',
+        '/t/abc.def/v1/models',
+        '/t/abc.def/finish',
+        '/v1/trajectories/x/finish',
+        '/v1/rollouts',
+        '/v1/chatty',
+        '/console',
+      ].map((path) => [path, errorSurface(path)]),
+    );
+    expect(surfaces).toEqual({
+      '/v1/chat/completions': 'openai',
+      '/v1/responses': 'openai',
+      '/v1/models': 'openai',
+      '/t/abc.def/v1/chat/completions': 'openai',
+      '/t/abc.def/v1/models': 'openai',
+      '/t/abc.def/finish': 'edge',
+      '/v1/trajectories/x/finish': 'edge',
+      '/v1/rollouts': 'edge',
+      '/v1/chatty': 'edge',
+      '/console': 'edge',
+    });
   });
 });

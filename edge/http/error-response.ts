@@ -1,11 +1,13 @@
 // Maps any error a route throws to a status and a JSON body, the one table the app's onError uses:
 // ApiErrors carry their own status, StoreErrors map by code, Hono's HTTPExceptions keep theirs, and
 // a store that cannot be reached is a 503, and anything else is a 500 whose body says nothing about
-// internals (no SQL, no stack, no secrets). Each answer says whether repeating the request can help.
+// internals (no SQL, no stack, no secrets). Each answer says whether repeating the request can help,
+// and on the OpenAI-compatible routes a refusal that will not change gets a status no SDK retries.
 import { HTTPException } from 'hono/http-exception';
 import { StoreError, storeErrorStatus } from '../../db/errors.ts';
 import { isStoreUnreachable } from '../../db/store-unreachable.ts';
 import { ApiError, type ApiErrorCode, apiErrorCodes } from './api-error.ts';
+import type { ErrorSurface } from './error-surface.ts';
 
 export interface ErrorBody {
   readonly error: {
@@ -25,13 +27,34 @@ export interface ErrorResponse {
 /**
  * Whether the same request may succeed later: timeouts, rate limits and server-side failures. Sent as
  * `x-should-retry`, which openai-node reads before its own status rules (it would otherwise retry a
- * 409, such as a history conflict, which fails the same way every time).
+ * 409, such as a history conflict, which fails the same way every time); SDKs that go by status alone
+ * are kept from retrying by statusOn.
  */
 export function mayRetry(status: number): boolean {
   return status === 408 || status === 429 || status >= 500;
 }
 
-export function errorResponse(error: unknown): ErrorResponse {
+/**
+ * The status a refusal is answered with on `surface`. SDKs retry some 4xx by status alone, whatever
+ * `x-should-retry` says: the AI SDK retries 408, 409, 429 and 5xx (@ai-sdk/provider's APICallError
+ * `isRetryable`, 2 retries by default), openai-node 408, 409, 429 and 5xx unless told not to, and
+ * LangChain's AsyncCaller everything but 400–407, 409 and 413 (6 retries; @langchain/core
+ * utils/async_caller.ts STATUS_NO_RETRY, so a 422 would be retried). A 409 here (a history conflict,
+ * a closed trajectory, another writer's trajectory) fails the same way every time, so on the
+ * OpenAI-compatible routes it is a 400 with the same `code`: the one status all three treat as final.
+ * edgerl's own API keeps 409, which its clients read by code.
+ */
+export function statusOn(surface: ErrorSurface, status: number): number {
+  return surface === 'openai' && status === 409 ? 400 : status;
+}
+
+export function errorResponse(error: unknown, surface: ErrorSurface = 'edge'): ErrorResponse {
+  const response = responseFor(error);
+  const status = statusOn(surface, response.status);
+  return status === response.status ? response : { ...response, status };
+}
+
+function responseFor(error: unknown): ErrorResponse {
   if (error instanceof ApiError) {
     const body = { code: error.code, message: error.message, ...(error.field ? { field: error.field } : {}) };
     return { status: error.status, body: { error: body }, log: error.status >= 500 };

@@ -1,10 +1,12 @@
 // Reads a JSON request body and validates it with a zod schema; any problem is a 400 that names the
-// field (the first issue's path), so a client can tell which part of its request to fix. A body nested
-// deeper than maxJsonDepth is refused before any schema (zod's recursive ones would overflow the stack),
-// and a body that is not UTF-8 before any of that, with the offset of its first bad byte.
+// field (the first issue's path) and says what to send there (protocol/issue-message.ts), so a client
+// can tell which part of its request to fix and how. A body nested deeper than maxJsonDepth is refused
+// before any schema (zod's recursive ones would overflow the stack), and a body that is not UTF-8
+// before any of that, with the offset of its first bad byte.
 import type { Context } from 'hono';
 import type { z } from 'zod';
 import { decodeUtf8, Utf8Error } from '../../protocol/decode-utf8.ts';
+import { issueMessage } from '../../protocol/issue-message.ts';
 import { findUnstorable, maxJsonDepth, unstorablePath } from '../../protocol/unstorable-json.ts';
 import { ApiError, invalidField } from './api-error.ts';
 
@@ -53,12 +55,8 @@ export function parseValue<T extends z.ZodType>(schema: T, value: unknown, where
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
-  // An unknown key is reported on its parent; name the key itself.
-  const path =
-    issue?.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0] ?? ''] : (issue?.path ?? []);
-  const field = path.length > 0 ? path.join('.') : where;
-  throw invalidField(
-    field,
-    issue?.code === 'unrecognized_keys' ? 'unknown field' : (issue?.message ?? 'invalid'),
-  );
+  if (!issue) throw invalidField(where, 'invalid');
+  // In words that say what to send (an unknown key named itself, a union's mismatch where it is).
+  const { path, message } = issueMessage(issue, value);
+  throw invalidField(path.length > 0 ? path.join('.') : where, message);
 }

@@ -18,7 +18,7 @@ export function requireScope(
     if (!allowsScope(c.var.scopes ?? [], needed)) {
       throw new ApiError(
         'forbidden',
-        `this API key lacks the "${needed}" scope this route needs (EDGE_API_KEYS hold every scope; docs/edge.md, "API keys and scopes")`,
+        `this API key lacks the "${needed}" scope this route needs (EDGERL_EDGE_API_KEYS hold every scope; docs/edge.md, "API keys and scopes")`,
       );
     }
     await next();

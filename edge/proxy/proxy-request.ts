@@ -3,10 +3,14 @@
 // recording needs it (one choice, messages it can store). Pure.
 import { z } from 'zod';
 import type { ChatMessage, ToolCall } from '../../protocol/chat.ts';
+import {
+  requestContentSchema,
+  requestContentText,
+  toolCallIdSchema,
+} from '../../protocol/openai/request-message-parts.ts';
 
-const textPart = z.looseObject({ type: z.literal('text'), text: z.string() });
-/** Text, or text parts (joined); images and audio cannot be stored as turns. */
-const content = z.union([z.string(), z.array(textPart)]);
+/** Text, or text parts (joined); images and audio cannot be stored as turns (refused naming the part). */
+const content = requestContentSchema;
 
 const toolCall = z.looseObject({
   id: z.string().min(1),
@@ -23,7 +27,7 @@ const messageSchema = z.discriminatedUnion('role', [
     content: content.nullish(),
     tool_calls: z.array(toolCall).nullish(),
   }),
-  z.looseObject({ role: z.literal('tool'), content, tool_call_id: z.string().min(1) }),
+  z.looseObject({ role: z.literal('tool'), content, tool_call_id: toolCallIdSchema }),
 ]);
 type ProxyMessage = z.infer<typeof messageSchema>;
 
@@ -47,8 +51,7 @@ export const proxyRequestSchema = z.looseObject({
 export type ProxyRequest = z.infer<typeof proxyRequestSchema>;
 
 function text(value: z.infer<typeof content> | null | undefined): string | null {
-  if (value === null || value === undefined) return null;
-  return typeof value === 'string' ? value : value.map((part) => part.text).join('');
+  return value === null || value === undefined ? null : requestContentText(value);
 }
 
 /** The message as a turn stores it: `developer` is the system role by another name. */

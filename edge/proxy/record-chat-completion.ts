@@ -125,7 +125,7 @@ async function recordWhole(context: ProxyContext, call: ProxyCall, exchange: Exc
   const upstream = await callUpstream(context.upstream, exchange.upstreamBody, call.signal);
   const limits = replyLimits(context.upstream);
   if (upstream.overflow) {
-    const reason = `reply-too-large: the inference response passed ${upstream.overflow.maxBytes} bytes (32 × EPISODE_MAX_REPLY_BYTES) and was cancelled; not stored`;
+    const reason = `reply-too-large: the inference response passed ${upstream.overflow.maxBytes} bytes (32 × EDGERL_EPISODE_MAX_REPLY_BYTES) and was cancelled; not stored`;
     throw await endTooLarge(context, call, reason);
   }
   if (upstream.status < 200 || upstream.status >= 300) {
@@ -141,7 +141,7 @@ async function recordWhole(context: ProxyContext, call: ProxyCall, exchange: Exc
   const { turn, toolCallIds } = replyTurn(call, json, model, index, upstream.latencyMs, upstream.replica);
   const bytes = turnReplyBytes(turn);
   if (bytes > limits.maxReplyBytes) {
-    const reason = `reply-too-large: the reply is ${bytes} bytes (content and tool-call arguments), over the bound of ${limits.maxReplyBytes} (EPISODE_MAX_REPLY_BYTES); not stored`;
+    const reason = `reply-too-large: the reply is ${bytes} bytes (content and tool-call arguments), over the bound of ${limits.maxReplyBytes} (EDGERL_EPISODE_MAX_REPLY_BYTES); not stored`;
     throw await endTooLarge(context, call, reason);
   }
   await storeExchange(context, call, exchange, turn);
@@ -247,9 +247,9 @@ async function recordStream(
         // Past either bound the upstream is cancelled at once: the edge holds at most one bound's worth.
         tooLarge =
           accumulator.replyBytes > limits.maxReplyBytes
-            ? `reply-too-large: the streamed reply passed ${limits.maxReplyBytes} bytes of content and tool-call arguments (EPISODE_MAX_REPLY_BYTES); stopped, not stored`
+            ? `reply-too-large: the streamed reply passed ${limits.maxReplyBytes} bytes of content and tool-call arguments (EDGERL_EPISODE_MAX_REPLY_BYTES); stopped, not stored`
             : bodyBytes > limits.maxBodyBytes
-              ? `reply-too-large: the stream passed ${limits.maxBodyBytes} bytes (32 × EPISODE_MAX_REPLY_BYTES); stopped, not stored`
+              ? `reply-too-large: the stream passed ${limits.maxBodyBytes} bytes (32 × EDGERL_EPISODE_MAX_REPLY_BYTES); stopped, not stored`
               : undefined;
         if (tooLarge) break;
       }

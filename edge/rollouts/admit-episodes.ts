@@ -68,7 +68,7 @@ export function admitOnEdge(backlog: EdgeBacklog, requested: number, limits: Adm
   if (backlog.queued === 0 || backlog.queued + requested <= bound) return;
   const excess = backlog.queued + requested - bound;
   throw new BacklogFull(
-    `this edge has ${backlog.queued} episodes queued; ${requested} more would pass its bound of ${bound} (EDGE_MAX_QUEUED_EPISODES)`,
+    `this edge has ${backlog.queued} episodes queued; ${requested} more would pass its bound of ${bound} (EDGERL_EDGE_MAX_QUEUED_EPISODES)`,
     retryAfterSeconds(excess, backlog.meanEpisodeMs ?? assumedEpisodeMs, backlog.concurrency),
   );
 }
@@ -89,7 +89,7 @@ export async function admitForPolicy(
   if (inFlight === 0 || inFlight + requested <= bound) return;
   const excess = inFlight + requested - bound;
   throw new BacklogFull(
-    `policy of ${route.model} has ${inFlight} episodes queued or running; ${requested} more would pass its bound of ${bound} (POLICY_MAX_QUEUED_EPISODES)`,
+    `policy of ${route.model} has ${inFlight} episodes queued or running; ${requested} more would pass its bound of ${bound} (EDGERL_POLICY_MAX_QUEUED_EPISODES)`,
     // This edge's pace stands for the fleet's: the other edges' is not known here.
     retryAfterSeconds(excess, backlog?.meanEpisodeMs ?? assumedEpisodeMs, backlog?.concurrency ?? 1),
   );

@@ -211,7 +211,7 @@ export async function startRollout(
     if (missing.length > 0) {
       throw invalidField(
         'env',
-        `environment ${environment.name} needs capabilities.${missing.join(', capabilities.')}, which this edge does not provide${missing.includes('sql') ? ' (set SQL_DATABASE_URL to a SQL sandbox: docs/sql-sandbox.md)' : ''}`,
+        `environment ${environment.name} needs capabilities.${missing.join(', capabilities.')}, which this edge does not provide${missing.includes('sql') ? ' (set EDGERL_SQL_DATABASE_URL to a SQL sandbox: docs/sql-sandbox.md)' : ''}`,
       );
     }
   }

@@ -70,7 +70,7 @@ describe('resolveRoute and retired versions', () => {
     const named = await refusal(resolveRoute(store, { policy: byName, stickinessKey: 'k' }, undefined));
     expect(named.field).toBe('policy');
     expect(named.message).toBe(`policy: ${byName} is retired; it takes no new traffic`);
-    // DEFAULT_MODEL naming it: refused too (before, the name was sent upstream as a plain model name).
+    // EDGERL_DEFAULT_MODEL naming it: refused too (before, the name was sent upstream as a plain model name).
     const asDefault = await refusal(resolveRoute(store, { stickinessKey: 'k' }, byName));
     expect(asDefault.field).toBe('policy');
     expect(asDefault.message).toBe(

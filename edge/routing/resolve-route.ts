@@ -7,6 +7,7 @@
 import type { PolicyVersion } from '../../db/schema/policies.ts';
 import type { Store } from '../../db/store.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
+import { isUuidLike } from '../../protocol/is-uuid-like.ts';
 import { ApiError, invalidField } from '../http/api-error.ts';
 import { pickArm } from '../../experiments/pick-arm.ts';
 import type { ReplicaPicker, ReplicaRouter } from './replica-router.ts';
@@ -26,8 +27,6 @@ export interface RouteContext {
   readonly fleet?: ReplicaRouter;
   readonly routes?: RouteCache;
 }
-
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Throws a 400 naming `policy` or `experiment` when the name resolves to nothing servable; with a
@@ -83,7 +82,7 @@ async function routeOf(
     return route;
   }
   if (!defaultModel) {
-    throw invalidField('policy', 'required: this edge has no default model (set DEFAULT_MODEL)');
+    throw invalidField('policy', 'required: this edge has no default model (set EDGERL_DEFAULT_MODEL)');
   }
   // DEFAULT_MODEL may name a policy: then requests follow its promoted default version (and record
   // it), so `edgerl ab promote` takes effect without redeploying. Otherwise it is a served model as is.
@@ -139,7 +138,7 @@ function refuseRetired(version: PolicyVersion, field: string, subject: string): 
 
 async function routeExperiment(store: Store, reference: string, stickinessKey: string): Promise<Route> {
   const { experiment, arms } = await store
-    .getExperiment(uuidPattern.test(reference) ? { experimentId: reference } : { name: reference })
+    .getExperiment(isUuidLike(reference) ? { experimentId: reference } : { name: reference })
     .catch((error: unknown) => {
       throw invalidField('experiment', errorMessage(error));
     });

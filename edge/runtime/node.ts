@@ -5,7 +5,7 @@
 // episodes whose runner stopped (on the embedded store, every running one: one process owns it; on
 // a server, the stale ones and its own from before a restart), and a timer sweeps for stale ones
 // again, so episodes of a killed edge resume from their stored turns here or on another edge. The
-// SQL agent's sandbox is SQL_DATABASE_URL's server when set, else an embedded one in a worker
+// SQL agent's sandbox is EDGERL_SQL_DATABASE_URL's server when set, else an embedded one in a worker
 // thread (started on the first query). Node-only (PGlite, node:http): the Worker entry is worker.ts.
 import { Server } from 'node:http';
 import { hostname as hostName } from 'node:os';
@@ -217,7 +217,7 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
       ...(config.authMaxFailures ? { limits: { maxFailures: config.authMaxFailures } } : {}),
       log,
     }),
-    // The socket's peer; X-Forwarded-For only as far as EDGE_TRUSTED_PROXIES says.
+    // The socket's peer; X-Forwarded-For only as far as EDGERL_EDGE_TRUSTED_PROXIES says.
     clientAddress: (c) =>
       clientAddress({
         remote: nodePeerAddress(c.env),

@@ -1,7 +1,7 @@
 // Which store a Worker opens, chosen from the bindings present: the HYPERDRIVE binding first
 // (node-postgres through Hyperdrive's pooled connections, Cloudflare's recommended path to Postgres),
 // then the DATABASE_URL secret on Neon's WebSocket Pool. Both open per request or queue batch; the
-// caller closes each in waitUntil. Leaves the SQL sandbox (SQL_DATABASE_URL) to worker.ts.
+// caller closes each in waitUntil. Leaves the SQL sandbox (EDGERL_SQL_DATABASE_URL) to worker.ts.
 import { type HyperdriveLike, openHyperdriveStore } from '../../db/drivers/open-hyperdrive-store.ts';
 import { type NeonSettings, openNeonStore } from '../../db/drivers/open-neon-store.ts';
 import type { Store } from '../../db/store.ts';

@@ -231,7 +231,7 @@ describe('an experiment from creation to promotion and rollback', () => {
       expect((await resolveRoute(store, { policy: 'agent', stickinessKey: 'k' }, undefined)).model).toBe(
         'agent@2',
       );
-      // So does one naming nothing on an edge whose DEFAULT_MODEL is the policy; an unknown default
+      // So does one naming nothing on an edge whose EDGERL_DEFAULT_MODEL is the policy; an unknown default
       // model name is passed through as a served model, with no version recorded.
       const promoted = await resolveRoute(store, { stickinessKey: 'k' }, 'agent');
       expect(promoted).toEqual({ model: 'agent@2', policyVersionId: expect.any(String) });

@@ -1,5 +1,5 @@
 // Promote and rollback from the page, against `edgerl console` itself (a child process, behind
-// EDGE_API_KEYS so the browser signs in first), on a seeded store: after each, the policy's default
+// EDGERL_EDGE_API_KEYS so the browser signs in first), on a seeded store: after each, the policy's default
 // version in SQL is the one the page said. The embedded store allows one process at a time, so the
 // console is stopped before the test reads it.
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -38,7 +38,7 @@ async function defaultVersion(): Promise<unknown> {
 }
 
 async function signedIn(path: string): Promise<{ page: Page; problems: string[] }> {
-  running = await spawnConsole([], { ...storeEnv(), EDGE_API_KEYS: key });
+  running = await spawnConsole([], { ...storeEnv(), EDGERL_EDGE_API_KEYS: key });
   const page = await browser.newPage();
   const { problems } = watch(page);
   await page.goto(`${running.url}${path}`);

@@ -19,7 +19,7 @@ beforeAll(async () => {
   cwd = mkdtempSync(join(tmpdir(), 'edgerl-demo-async-'));
   ({ code, stdout, stderr } = await runEdgerl(['demo', '--quick', '--json', '--async', '--rounds', '2'], {
     cwd,
-    env: { ...process.env, JUDGE_BASE_URL: '' },
+    env: { ...process.env, JUDGE_BASE_URL: '', EDGERL_JUDGE_BASE_URL: '' },
   }));
 }, 300_000);
 

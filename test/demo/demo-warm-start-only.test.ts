@@ -12,7 +12,10 @@ import type { DemoSummary } from '../../cli/demo/summary.ts';
 let root: string;
 
 const demo = (args: readonly string[]) =>
-  runEdgerl(['demo', '--quick', ...args], { cwd: root, env: { ...process.env, JUDGE_BASE_URL: '' } });
+  runEdgerl(['demo', '--quick', ...args], {
+    cwd: root,
+    env: { ...process.env, JUDGE_BASE_URL: '', EDGERL_JUDGE_BASE_URL: '' },
+  });
 
 async function count(dataDir: string, sql: string): Promise<number> {
   const store = await openStore({ dataDir: join(dataDir, 'pgdata'), migrations: 'skip' });

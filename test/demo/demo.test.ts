@@ -18,7 +18,7 @@ beforeAll(async () => {
   cwd = mkdtempSync(join(tmpdir(), 'edgerl-demo-'));
   ({ code, stdout, stderr } = await runEdgerl(['demo', '--quick', '--json', '--replicas', '2'], {
     cwd,
-    env: { ...process.env, JUDGE_BASE_URL: '' },
+    env: { ...process.env, JUDGE_BASE_URL: '', EDGERL_JUDGE_BASE_URL: '' },
   }));
 }, 300_000);
 

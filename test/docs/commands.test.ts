@@ -51,6 +51,10 @@ const expectations: readonly { readonly command: RegExp; readonly stdout: RegExp
   { command: /edgerl policy create support-bot/, stdout: /its default is support-bot@0/ },
   { command: /edgerl policy list/, stdout: /agent +tiny-qwen +agent@3[\s\S]*support-bot +Qwen/ },
   { command: /edgerl policy show support-bot/, stdout: /\* +support-bot@0 +published +base/ },
+  {
+    command: /edgerl init \.\/my-envs/,
+    stdout: /wrote my-envs\/environments\.ts, my-envs\/environments\.test\.ts/,
+  },
 ];
 
 let work: string;

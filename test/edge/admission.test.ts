@@ -60,7 +60,7 @@ describe('admission per edge', () => {
     expect(refused.headers.get('retry-after')).toBe('3');
     const body = (await refused.json()) as { error: { code: string; message: string } };
     expect(body.error.code).toBe('backlog-full');
-    expect(body.error.message).toContain('bound of 12 (EDGE_MAX_QUEUED_EPISODES)');
+    expect(body.error.message).toContain('bound of 12 (EDGERL_EDGE_MAX_QUEUED_EPISODES)');
     expect(dispatched).toHaveLength(2);
   });
 
@@ -98,7 +98,7 @@ describe('admission per policy', () => {
     // No measured pace (no backlog in this app): 1 episode × 30 s assumed / 1 = 30 s.
     expect(refused.headers.get('retry-after')).toBe('30');
     expect(((await refused.json()) as { error: { message: string } }).error.message).toContain(
-      'POLICY_MAX_QUEUED_EPISODES',
+      'EDGERL_POLICY_MAX_QUEUED_EPISODES',
     );
     expect((await testStore.store.listGroups({ limit: 1000 })).length).toBe(groupsBefore);
     // Another policy is not held back by this one's backlog.

@@ -1,6 +1,6 @@
 // API key scopes on the Node edge (issue 31): a record key records and reads trajectories but cannot
 // start rollouts or groups, nor use the console (sign-in, its API, promote, rollback); a rollout key
-// adds rollouts and groups; EDGE_API_KEYS keep full access as before. Refusals are 403 naming the
+// adds rollouts and groups; EDGERL_EDGE_API_KEYS keep full access as before. Refusals are 403 naming the
 // scope needed, never the key.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { edgeConfigFromEnv } from '../../edge/edge-config.ts';
@@ -105,7 +105,7 @@ describe('a rollout-scope key', () => {
   });
 });
 
-describe('an EDGE_API_KEYS key (admin)', () => {
+describe('an EDGERL_EDGE_API_KEYS key (admin)', () => {
   it('still works everywhere: /v1, the console API, and console sign-in', async () => {
     expect((await as(testApiKey, '/v1/groups')).status).toBe(200);
     expect((await as(testApiKey, '/v1/rollouts', { json: { env: 'no-such-env' } })).status).toBe(400);
@@ -118,30 +118,30 @@ describe('an EDGE_API_KEYS key (admin)', () => {
     expect((await fetch(`${h.edge.url}/console/policies`, { headers: { cookie } })).status).toBe(200);
   });
 
-  it('is what EDGE_API_KEYS alone configures, as before; scoped lists add keys, a key under two gets both', () => {
+  it('is what EDGERL_EDGE_API_KEYS alone configures, as before; scoped lists add keys, a key under two gets both', () => {
     const plain = edgeConfigFromEnv({
-      INFERENCE_BASE_URL: 'http://127.0.0.1:8000/v1',
-      EDGE_API_KEYS: 'a, b',
+      EDGERL_INFERENCE_URL: 'http://127.0.0.1:8000/v1',
+      EDGERL_EDGE_API_KEYS: 'a, b',
     });
     expect(plain.apiKeys).toEqual(['a', 'b']);
     expect(plain.recordKeys).toEqual([]);
     expect(plain.rolloutKeys).toEqual([]);
     const scoped = edgeConfigFromEnv({
-      INFERENCE_BASE_URL: 'http://127.0.0.1:8000/v1',
-      EDGE_API_KEYS: 'a',
-      EDGE_RECORD_KEYS: ' r1 ,r2,,both',
-      EDGE_ROLLOUT_KEYS: 'both',
-      EDGE_TRUSTED_PROXIES: '1',
+      EDGERL_INFERENCE_URL: 'http://127.0.0.1:8000/v1',
+      EDGERL_EDGE_API_KEYS: 'a',
+      EDGERL_EDGE_RECORD_KEYS: ' r1 ,r2,,both',
+      EDGERL_EDGE_ROLLOUT_KEYS: 'both',
+      EDGERL_EDGE_TRUSTED_PROXIES: '1',
     });
     expect(scoped.recordKeys).toEqual(['r1', 'r2', 'both']);
     expect(scoped.rolloutKeys).toEqual(['both']);
     expect(scoped.trustedProxies).toBe(1);
     expect(() =>
       edgeConfigFromEnv({
-        INFERENCE_BASE_URL: 'http://x/v1',
-        EDGE_API_KEYS: 'a',
-        EDGE_TRUSTED_PROXIES: '-1',
+        EDGERL_INFERENCE_URL: 'http://x/v1',
+        EDGERL_EDGE_API_KEYS: 'a',
+        EDGERL_EDGE_TRUSTED_PROXIES: '-1',
       }),
-    ).toThrow(/EDGE_TRUSTED_PROXIES/);
+    ).toThrow(/EDGERL_EDGE_TRUSTED_PROXIES/);
   });
 });

@@ -46,7 +46,10 @@ describe('edgerl rollout', () => {
       ],
       { stdout: out.stream, stderr: err.stream, env: { EDGE_API_KEY: testApiKey } },
     );
-    expect(err.text()).toBe('');
+    // The former names still work, and say so in one line (protocol/config-renames.ts).
+    expect(err.text()).toBe(
+      'edgerl rollout: deprecated names, still read for now: EDGE_API_KEY → EDGERL_EDGE_API_KEY, --url → --edge-url\n',
+    );
     expect(code).toBe(0);
     const text = out.text();
     expect(text.match(/^started group [0-9a-f-]{36} \(2 × multi-hop, model tiny-base\)$/gm)).toHaveLength(2);
@@ -56,10 +59,43 @@ describe('edgerl rollout', () => {
     );
   });
 
+  it('prints one JSON document with --json, the progress on stderr', async () => {
+    const out = capture();
+    const err = capture();
+    const code = await main(
+      [
+        'rollout',
+        '--env',
+        'multi-hop',
+        '--size',
+        '2',
+        '--edge-url',
+        h.edge.url,
+        '--interval',
+        '20',
+        '--json',
+      ],
+      { stdout: out.stream, stderr: err.stream, env: { EDGERL_EDGE_API_KEY: testApiKey } },
+    );
+    expect(code).toBe(0);
+    expect(err.text()).toMatch(/^started group /);
+    const report = JSON.parse(out.text());
+    expect(report).toMatchObject({ episodes: 2, erroredEpisodes: 0, firstErrorReason: null });
+    expect(report.groups).toHaveLength(1);
+    const [group] = report.groups;
+    expect(group).toMatchObject({ model: 'tiny-base', arm: null, status: 'complete', timedOut: false });
+    expect(group.meanVerifierReward).toBe(1);
+    expect(group.trajectories).toHaveLength(2);
+    for (const trajectory of group.trajectories) {
+      expect(trajectory).toMatchObject({ status: 'finished', verifierReward: 1, errorReason: null });
+      expect(trajectory.id).toMatch(/^[0-9a-f-]{36}$/);
+    }
+  });
+
   it('explains bad flags and API errors', async () => {
-    const run = async (args: string[], env: Record<string, string> = { EDGE_API_KEY: testApiKey }) => {
+    const run = async (args: string[], env: Record<string, string> = { EDGERL_EDGE_API_KEY: testApiKey }) => {
       const err = capture();
-      const code = await main(['rollout', ...args, '--url', h.edge.url], {
+      const code = await main(['rollout', ...args, '--edge-url', h.edge.url], {
         stdout: capture().stream,
         stderr: err.stream,
         env,
@@ -72,7 +108,7 @@ describe('edgerl rollout', () => {
     const unknown = await run(['--env', 'nope']);
     expect(unknown.code).toBe(1);
     expect(unknown.message).toMatch(/HTTP 400: env: unknown environment "nope"/);
-    const badKey = await run(['--env', 'multi-hop'], { EDGE_API_KEY: 'wrong' });
+    const badKey = await run(['--env', 'multi-hop'], { EDGERL_EDGE_API_KEY: 'wrong' });
     expect(badKey.message).toMatch(/HTTP 401/);
   });
 });

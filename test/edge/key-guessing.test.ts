@@ -1,7 +1,7 @@
 // Bounded key guessing on the Node edge: five wrong keys from one client address, then 429 with
 // Retry-After on /v1, /console/api and /console/sign-in alike (one limiter per edge), even for the
 // right key; other clients unaffected; one log line per window without the key. The edge trusts one
-// proxy here (EDGE_TRUSTED_PROXIES=1), so each test is its own client by X-Forwarded-For.
+// proxy here (EDGERL_EDGE_TRUSTED_PROXIES=1), so each test is its own client by X-Forwarded-For.
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EdgeHarness, startEdgeHarness, testApiKey } from './support/edge-harness.ts';

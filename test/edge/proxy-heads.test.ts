@@ -1,7 +1,7 @@
 // The recording proxy's kept heads (edge/proxy/trajectory-heads.ts) when two edges record the same
 // trajectory, so each edge's head goes stale while the other stores turns: every turn is stored once
 // and in order, the latest request's tools win, a trajectory finished through one edge is refused by
-// the other with the same 409, and a rewritten history is refused naming the message, as by an edge
+// the other with the same refusal, and a rewritten history is refused naming the message, as by an edge
 // that kept no head.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningEdge, startEdge } from '../../edge/runtime/node.ts';
@@ -118,7 +118,7 @@ describe('two edges recording one trajectory', () => {
     expect((await h.store.getTrajectory(id)).trajectory.tools).toEqual([tool('a')]);
   });
 
-  it('refuses a call on a trajectory the other edge finished, with the same 409, storing nothing', async () => {
+  it('refuses a call on a trajectory the other edge finished, with the same 400 conflict, storing nothing', async () => {
     const id = await startTrajectory('first');
     const first = await chat('first', id, opening);
     const finished = await call(
@@ -130,7 +130,7 @@ describe('two edges recording one trajectory', () => {
     expect(finished.status).toBe(200);
     const messages = [...opening, first.reply as Message, { role: 'user', content: 'more' }];
     const refused = await chat('first', id, messages);
-    expect(refused.status).toBe(409);
+    expect(refused.status).toBe(400);
     expect(refused.body.error).toEqual({
       code: 'conflict',
       message: `trajectory ${id} is finished; it takes no more turns`,
@@ -154,7 +154,7 @@ describe('two edges recording one trajectory', () => {
       index === 4 ? { ...message, content: 'no' } : message,
     );
     const refused = await chat('first', id, rewritten);
-    expect(refused.status).toBe(409);
+    expect(refused.status).toBe(400);
     expect(refused.body.error).toMatchObject({ code: 'conflict', field: 'messages.4' });
     // Rewriting what the first edge's head covers (turn 1) is refused before the upstream call.
     const calls = h.double.requests.length;

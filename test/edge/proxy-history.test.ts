@@ -114,11 +114,11 @@ describe('the history check by digest', () => {
       { role: 'user', content: 'Say bye.' },
       first.reply as Message,
     ]);
-    expect(rewritten.status).toBe(409);
+    expect(rewritten.status).toBe(400);
     expect(rewritten.body.error?.field).toBe('messages.1');
     expect(rewritten.body.error?.message).toMatch(/differs from stored turn 1 \(content\)/);
     const short = await chat(id, opening);
-    expect(short.status).toBe(409);
+    expect(short.status).toBe(400);
     expect(short.body.error?.field).toBe('messages');
 
     const second = await chat(id, [...history, { role: 'user', content: 'Again.' }]);

@@ -1,4 +1,4 @@
-// The recording proxy holds an upstream reply to EPISODE_MAX_REPLY_BYTES (edge/proxy/upstream.ts
+// The recording proxy holds an upstream reply to EDGERL_EPISODE_MAX_REPLY_BYTES (edge/proxy/upstream.ts
 // replyLimits): a body past the bound is cancelled where it is, nothing of the exchange is stored, and
 // the trajectory ends `error` with the reason. The upstream here is a test double (an endless body
 // that counts what was pulled from it): no real endpoint can be made to send 50 MB on purpose.

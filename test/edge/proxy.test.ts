@@ -163,7 +163,9 @@ describe('the recording proxy', () => {
       verifierReward: 1,
     });
     const late = await chat(id, { model: 'x', messages: opening });
-    expect(late.status).toBe(409);
+    // 400, not 409, on the OpenAI-compatible routes: no SDK retries it (error-response.ts, statusOn).
+    expect(late.status).toBe(400);
+    expect(late.headers.get('x-should-retry')).toBe('false');
     expect(((await late.json()) as { error: { code: string } }).error.code).toBe('conflict');
   });
 
@@ -178,7 +180,7 @@ describe('the recording proxy', () => {
         { role: 'assistant', content: 'hi' },
       ],
     });
-    expect(rewritten.status).toBe(409);
+    expect(rewritten.status).toBe(400);
     const error = ((await rewritten.json()) as { error: { field: string; message: string } }).error;
     expect(error.field).toBe('messages.1');
     expect(error.message).toMatch(/differs from stored turn 1 \(content\)/);

@@ -57,14 +57,15 @@ async function errorOf(response: Response): Promise<{ status: number; code: stri
 }
 
 describe("a rollout's trajectory", () => {
-  it('is refused to the proxy with 409 before the upstream is called, and to the finish route', async () => {
+  it('is refused to the proxy (400) before the upstream is called, and to the finish route (409)', async () => {
     const id = await rolloutSlot();
     const calls = h.double.requests.length;
     const response = await chat(id);
-    // A refusal that will not change: openai-node reads this before its own rule of retrying a 409.
+    // A refusal that will not change: openai-node reads this before its own status rules, and on the
+    // OpenAI-compatible routes it is a 400, which no SDK retries (the AI SDK retries a 409).
     expect(response.headers.get('x-should-retry')).toBe('false');
     const refused = await errorOf(response);
-    expect(refused).toMatchObject({ status: 409, code: 'trajectory-owned' });
+    expect(refused).toMatchObject({ status: 400, code: 'trajectory-owned' });
     expect(refused.message).toContain('written only by its rollout runner');
     expect(refused.message).toContain('POST /v1/trajectories');
     expect(h.double.requests.length).toBe(calls);
@@ -84,7 +85,7 @@ describe("a rollout's trajectory", () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'm', messages }),
     });
-    expect(await errorOf(response)).toMatchObject({ status: 409, code: 'trajectory-owned' });
+    expect(await errorOf(response)).toMatchObject({ status: 400, code: 'trajectory-owned' });
     expect(h.double.requests.length).toBe(calls);
   });
 });
@@ -188,7 +189,7 @@ describe('an uploaded trajectory', () => {
     const id = body.trajectories?.[0]?.trajectoryId;
     expect(id, JSON.stringify(body)).toBeDefined();
     const calls = h.double.requests.length;
-    expect(await errorOf(await chat(id))).toMatchObject({ status: 409, code: 'trajectory-owned' });
+    expect(await errorOf(await chat(id))).toMatchObject({ status: 400, code: 'trajectory-owned' });
     expect(h.double.requests.length).toBe(calls);
     const finish = await h.api(`/v1/trajectories/${id}/finish`, { json: { status: 'finished', reward: 1 } });
     expect(await errorOf(finish)).toMatchObject({ status: 409, code: 'trajectory-owned' });

@@ -1,8 +1,10 @@
-// The Worker as wrangler bundles it for deployment (`wrangler deploy --dry-run`, offline): it builds,
-// stays within Workers' size limit, and pulls in none of the Node-only store code (PGlite, pg-native,
-// our fs users). node-postgres is in it for the HYPERDRIVE binding (db/drivers/open-hyperdrive-store.ts).
+// The Worker as wrangler bundles it for deployment (`wrangler deploy --dry-run`, offline, minified as
+// wrangler.toml asks): it builds, stays within Workers' size limit, is as big as docs/workers.md says, and
+// pulls in none of the Node-only store code (PGlite, pg-native, our fs users). node-postgres is in it for
+// the HYPERDRIVE binding (db/drivers/open-hyperdrive-store.ts).
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -75,9 +77,36 @@ describe('the Worker bundle', () => {
   });
 
   it("fits the Workers free plan's 3 MB compressed script limit", () => {
+    // https://developers.cloudflare.com/workers/platform/limits/#worker-size
     expect(gzipSync(bundle).length).toBeLessThan(3 * 1024 * 1024);
   });
+
+  it('is minified and as big as docs/workers.md says, within 10 %', async () => {
+    const raw = Buffer.byteLength(bundle);
+    const gzipped = gzipSync(bundle).length;
+    const documented = documentedBundleSize(await readFile('docs/workers.md', 'utf8'));
+    const measured = `measured ${(raw / 1e6).toFixed(2)} MB, ${Math.round(gzipped / 1e3)} kB gzipped`;
+    // Minified lines average about 600 bytes here (line breaks left are inside strings); esbuild's
+    // unminified output has one per statement, about 40 bytes each (57,439 lines in 2.2 MB).
+    expect(bundle.split('\n').length, measured).toBeLessThan(raw / 200);
+    expect(Math.abs(documented.raw / raw - 1), measured).toBeLessThanOrEqual(0.1);
+    expect(Math.abs(documented.gzipped / gzipped - 1), measured).toBeLessThanOrEqual(0.1);
+  });
 });
+
+/** The figures in docs/workers.md's "bundle … about 1.31 MB (366 kB gzipped", in bytes (decimal units). */
+function documentedBundleSize(markdown: string): { raw: number; gzipped: number } {
+  const match = /bundle[^.]*?about\s+([\d.]+)\s+MB\s+\((\d+)\s+kB\s+gzipped\b/.exec(markdown);
+  if (!match)
+    throw new Error('docs/workers.md no longer states the bundle size as "about N MB (N kB gzipped)"');
+  return { raw: Number(match[1]) * 1e6, gzipped: Number(match[2]) * 1e3 };
+}
+
+/** The newest compatibility date a workerd package accepts (its main module's `compatibilityDate`). */
+function workerdDate(from: string): string {
+  const workerd = createRequire(from)('workerd') as { compatibilityDate: string };
+  return workerd.compatibilityDate;
+}
 
 /** The key lines of a TOML file's first [[table]], comments and blank lines dropped. */
 function tableLines(toml: string, table: string): string[] {
@@ -91,13 +120,20 @@ function tableLines(toml: string, table: string): string[] {
 }
 
 describe('wrangler.toml', () => {
-  it('matches what the code assumes: delivery limit and a date the pinned workerd accepts', async () => {
+  it('matches what the code assumes: delivery limit, minified, and a date both pinned workerds accept', async () => {
     const toml = await readFile('wrangler.toml', 'utf8');
     const retries = Number(/^max_retries\s*=\s*(\d+)/m.exec(toml)?.[1]);
     expect(queueMaxDeliveries).toBe(retries + 1);
-    // workerd 1.20260426 (wrangler 4.86.0, the last release for Node 20) supports dates up to 2026-05-03.
+    // wrangler deploys with its own workerd; the Worker tests run in the pool's (its own wrangler's
+    // miniflare), which falls back to its newest date, with a warning, for a later one.
+    const deploys = workerdDate(createRequire(`${process.cwd()}/package.json`).resolve('wrangler'));
+    const pool = createRequire(`${process.cwd()}/node_modules/@cloudflare/vitest-plugin/package.json`);
+    const tests = workerdDate(pool.resolve('miniflare'));
     const date = /^compatibility_date\s*=\s*"([\d-]+)"/m.exec(toml)?.[1] ?? '';
-    expect(date <= '2026-05-03').toBe(true);
+    expect(date).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    expect(date <= deploys && date <= tests, `${date} vs ${deploys} (wrangler), ${tests} (pool)`).toBe(true);
+    expect(toml).toMatch(/^minify = true$/m);
+    expect(toml).toMatch(/^upload_source_maps = true$/m);
     expect(toml).toMatch(/binding = "EPISODES"/);
   });
 

@@ -22,7 +22,7 @@ import { recordFaultOutcome } from './support/fault-outcome.ts';
 
 const apiKey = 'edge-killed-key';
 /** A short lease, so a takeover after expiry happens within the test; the sweep runs every second. */
-const leaseEnv = { EPISODE_LEASE_SECONDS: '2', EPISODE_SWEEP_SECONDS: '1' };
+const leaseEnv = { EDGERL_EPISODE_LEASE_SECONDS: '2', EDGERL_EPISODE_SWEEP_SECONDS: '1' };
 
 let double: InferenceDouble;
 const children: ChildProcess[] = [];

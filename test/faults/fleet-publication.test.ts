@@ -1,7 +1,7 @@
 // Fault scenario: a fleet of three real `edgerl serve-model` processes (A, B, C), each behind a stable
 // address that counts the completions reaching it. The trainer publishes a new version to all three
 // and C is SIGKILLed mid-publication (loaded, not yet verified): the version is committed with A and
-// B, C is quarantined for it, and the edge (INFERENCE_REPLICAS = A, B, C) sends its requests, from
+// B, C is quarantined for it, and the edge (EDGERL_INFERENCE_REPLICAS = A, B, C) sends its requests, from
 // episodes and through the recording proxy, to A and B only. C restarts empty and is caught up by the
 // trainer's next cycle; then it takes the version's traffic too. Last, B restarts and loses the
 // version while the store still says ready: the edge's first 404 from it fails over and quarantines

@@ -86,10 +86,10 @@ describe.skipIf(!testServerUrl)('a hostile policy and a flooding client against 
       ],
       90_000,
       {
-        EPISODE_MAX_REPLY_BYTES: String(maxReplyBytes),
-        EPISODE_MAX_TOOL_CALLS: String(maxToolCalls),
+        EDGERL_EPISODE_MAX_REPLY_BYTES: String(maxReplyBytes),
+        EDGERL_EPISODE_MAX_TOOL_CALLS: String(maxToolCalls),
         // Every call gets one attempt: the scenarios count calls.
-        INFERENCE_TIMEOUT_MS: '30000',
+        EDGERL_INFERENCE_TIMEOUT_MS: '30000',
       },
     );
   }, 120_000);

@@ -129,7 +129,7 @@ describe('the recording proxy under upstream faults', () => {
 
     // The same successful call again: refused as stale history, nothing duplicated.
     const again = await chat(id, { model: 'm', messages: [system, question] });
-    expect(again.status).toBe(409);
+    expect(again.status).toBe(400);
     expect(await storedTurns(id)).toEqual(turns);
 
     // The conversation goes on from the stored reply; a failed next call leaves the stored part alone.

@@ -47,7 +47,12 @@ async function score(args: string[], env: Record<string, string> = {}) {
       },
     });
   const code = await main(['score', ...args], {
-    env: { EDGERL_DATA_DIR: dataDir, JUDGE_BASE_URL: server.baseUrl, JUDGE_MODEL: 'judge-test', ...env },
+    env: {
+      EDGERL_DATA_DIR: dataDir,
+      EDGERL_JUDGE_BASE_URL: server.baseUrl,
+      EDGERL_JUDGE_MODEL: 'judge-test',
+      ...env,
+    },
     stdout: sink((text) => {
       out += text;
     }),
@@ -92,6 +97,27 @@ describe('edgerl score', () => {
     server.verify();
   });
 
+  it('prints the outcome as JSON with --json, read from the former JUDGE_* names with one line saying so', async () => {
+    server.enqueue(answerWith(() => 0.5));
+    const { code, out, err } = await score(['--group', ok.groupId, '--json'], {
+      EDGERL_JUDGE_BASE_URL: '',
+      EDGERL_JUDGE_MODEL: '',
+      JUDGE_BASE_URL: server.baseUrl,
+      JUDGE_MODEL: 'judge-test',
+    });
+    expect(err).toBe(
+      'edgerl score: deprecated names, still read for now: JUDGE_BASE_URL → EDGERL_JUDGE_BASE_URL, JUDGE_MODEL → EDGERL_JUDGE_MODEL\n',
+    );
+    expect(code).toBe(0);
+    const outcome = JSON.parse(out);
+    expect(outcome).toMatchObject({ groupId: ok.groupId, status: 'scored' });
+    expect(outcome.records.map((record: { trajectoryId: string }) => record.trajectoryId).sort()).toEqual(
+      [...ok.ids].sort(),
+    );
+    for (const record of outcome.records) expect(record).toMatchObject({ judgeScore: 0.5, reward: 0.5 });
+    server.verify();
+  });
+
   it('exits 1 and marks the group unscored when the judge keeps failing', async () => {
     server.enqueue({ kind: 'status', status: 401, body: { error: { message: 'bad key' } } });
     const { code, out, err } = await score(['--group', failing.groupId]);
@@ -125,7 +151,7 @@ describe('edgerl score', () => {
       stdout: new Writable({ write: (_c, _e, done) => done() }),
       stderr: new Writable({
         write(chunk, _e, done) {
-          expect(String(chunk)).toContain('set JUDGE_BASE_URL, JUDGE_MODEL');
+          expect(String(chunk)).toContain('set EDGERL_JUDGE_BASE_URL, EDGERL_JUDGE_MODEL');
           done();
         },
       }),

@@ -172,9 +172,8 @@ describe('guided decoding', () => {
       response.choices.flatMap((choice) => {
         const text = server.tokenizer.decode(choice.token_ids ?? [], { skipSpecialTokens: true });
         const parsed = parseAssistantOutput(text);
-        // A call cut off by max_tokens is the length's fault, not the grammar's (finish_reason says
-        // "tool_calls" when an earlier call parsed, as vLLM's does, so the token count tells).
-        const cut = (choice.token_ids?.length ?? 0) >= 200;
+        // A call cut off by max_tokens is the length's fault, not the grammar's: finish_reason says so.
+        const cut = choice.finish_reason === 'length';
         return cut ? parsed.errors.filter((error) => !error.includes('never closed')) : parsed.errors;
       });
     const strict = await ask(true);
@@ -256,6 +255,37 @@ describe('guided decoding', () => {
     }
   });
 
+  it('holds 50 sampled outputs to everyday zod checks: formats, regex, bounds and lengths', async () => {
+    // What users write; z.toJSONSchema emits format + pattern, minimum/maximum, min/maxLength and
+    // min/maxItems, and zod itself (not the grammar's reading of the schema) judges every output.
+    const everyday = z.object({
+      email: z.email().max(24),
+      id: z.uuid(),
+      at: z.iso.datetime(),
+      day: z.iso.date(),
+      code: z.string().regex(/^[A-Z]{2}-\d{2,4}$/),
+      count: z.number().int().min(-3).max(12),
+      score: z.number().min(0).lt(1),
+      name: z.string().min(2).max(6),
+      tags: z
+        .array(z.enum(['a', 'b']))
+        .min(1)
+        .max(3),
+    });
+    const schema = z.toJSONSchema(everyday);
+    const guided = await chat({
+      response_format: { type: 'json_schema', json_schema: { name: 'everyday', schema } },
+      n: 50,
+      seed: 100,
+      max_tokens: 400,
+    });
+    expect(guided.choices).toHaveLength(50);
+    const failures = guided.choices
+      .map((choice) => ({ finish: choice.finish_reason, content: choice.message.content }))
+      .filter(({ finish, content }) => finish !== 'stop' || !everyday.safeParse(safeJson(content)).success);
+    expect(failures).toEqual([]);
+  });
+
   it('refuses what it cannot guide with a 400 naming the field and the keyword', async () => {
     const post = async (body: Record<string, unknown>) => {
       const response = await fetch(`${server.serving.url}/v1/chat/completions`, {
@@ -271,13 +301,20 @@ describe('guided decoding', () => {
       function: {
         name: 'f',
         strict: true,
-        parameters: { type: 'object', properties: { a: { type: 'string', format: 'date' } } },
+        parameters: { type: 'object', properties: { a: { type: 'string', format: 'uri' } } },
       },
     };
     expect(await post({ tools: [strictTool] })).toMatchObject({
       param: 'tools.0.function.parameters',
-      message:
-        'tools.0.function.parameters.properties.a: keyword "format" is not supported by guided decoding in edgerl serve-model',
+      message: expect.stringContaining(
+        'tools.0.function.parameters.properties.a.format: "uri" is not supported by guided decoding',
+      ),
+    });
+    const lookahead = { type: 'object', properties: { d: z.toJSONSchema(z.string().regex(/^(?!x)/)) } };
+    expect(
+      await post({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: lookahead } } }),
+    ).toMatchObject({
+      message: expect.stringContaining('.properties.d.pattern: lookahead and lookbehind are not supported'),
     });
     expect(
       await post({ tools, tool_choice: { type: 'function', function: { name: 'nope' } } }),

@@ -104,11 +104,69 @@ describe('tool calls', () => {
       calls.push(...(choice.delta.tool_calls ?? []));
       if (choice.finish_reason) finishes.push(choice.finish_reason);
     }
-    expect(content).toBe('Let me check.\n');
+    // The unstreamed content, trimmed as parse-tool-calls.ts trims text outside calls.
+    expect(content).toBe('Let me check.');
     expect(calls).toHaveLength(1);
     expect(calls[0]).toMatchObject({ index: 0, type: 'function', function: { name: 'lookup' } });
     expect(JSON.parse(calls[0]?.function?.arguments ?? '')).toEqual({ key: 'a' });
     expect(finishes).toEqual(['tool_calls']);
+  });
+
+  const streamed = async (extra: Record<string, unknown>) => {
+    const stream = (await server.client.chat.completions.create(
+      withExtras({ model: modelName, messages: question, tools, seed: 4, ...extra, stream: true }),
+    )) as unknown as AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>;
+    const contents: string[] = [];
+    const calls: OpenAI.Chat.Completions.ChatCompletionChunk.Choice.Delta.ToolCall[] = [];
+    const finishes: string[] = [];
+    for await (const chunk of stream) {
+      const choice = chunk.choices[0];
+      if (!choice) continue;
+      if (choice.delta.content) contents.push(choice.delta.content);
+      calls.push(...(choice.delta.tool_calls ?? []));
+      if (choice.finish_reason) finishes.push(choice.finish_reason);
+    }
+    return { contents, calls, finishes };
+  };
+  const otherCall = callText.replace('"a"', '"b"');
+
+  it('streams parallel calls with no content between them, as the unstreamed body has none', async () => {
+    const choice = { structured_outputs: { choice: [`${callText}\n${otherCall}`] }, max_tokens: 120 };
+    const whole = await ask(question, `${callText}\n${otherCall}`);
+    expect(whole.choices[0]?.message.content).toBeNull();
+    expect(whole.choices[0]?.message.tool_calls).toHaveLength(2);
+    const stream = await streamed(choice);
+    // The "\n" between the calls used to come as a content delta of its own.
+    expect(stream.contents).toEqual([]);
+    expect(stream.calls.map((call) => JSON.parse(call.function?.arguments ?? ''))).toEqual([
+      { key: 'a' },
+      { key: 'b' },
+    ]);
+    expect(stream.finishes).toEqual(['tool_calls']);
+  });
+
+  it('reports a call cut by max_tokens as "length" with its raw text as content, streamed or not', async () => {
+    const text = `${callText}\n${otherCall}`;
+    const full = await ask(question, text);
+    const ids = full.choices[0]?.token_ids ?? [];
+    // Cut inside the second call's name: it is open and unparseable.
+    let maxTokens = 1;
+    const open = `${callText}\n<tool_call>\n{"na`;
+    while (!server.tokenizer.decode(ids.slice(0, maxTokens)).startsWith(open)) maxTokens++;
+    const cutText = server.tokenizer.decode(ids.slice(0, maxTokens));
+    expect(maxTokens).toBeLessThan(ids.length - 1);
+    const cut = await ask(question, text, { max_tokens: maxTokens });
+    const choice = cut.choices[0];
+    expect(choice?.finish_reason).toBe('length');
+    expect(choice?.message.tool_calls?.map((call) => call.type === 'function' && call.function.name)).toEqual(
+      ['lookup'],
+    );
+    const rawCut = cutText.slice(callText.length).trim();
+    expect(choice?.message.content).toBe(rawCut);
+    const stream = await streamed({ structured_outputs: { choice: [text] }, max_tokens: maxTokens });
+    expect(stream.finishes).toEqual(['length']);
+    expect(stream.calls).toHaveLength(1);
+    expect(stream.contents.join('')).toBe(rawCut);
   });
 
   it('with tool_choice "none" renders no tools and parses no calls', async () => {

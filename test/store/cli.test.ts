@@ -82,8 +82,16 @@ describe('edgerl sql', () => {
   it('rejects bad usage and bad URLs with exit codes 2 and 1', async () => {
     expect((await run(['sql'])).code).toBe(2);
     expect((await run(['sql', 'select 1', '--json', '--csv'])).code).toBe(2);
-    const badUrl = await run(['sql', 'select 1', '--url', 'mysql://h/db']);
+    const badUrl = await run(['sql', 'select 1', '--database-url', 'mysql://h/db']);
     expect(badUrl.code).toBe(1);
-    expect(badUrl.err).toContain('unsupported database URL scheme "mysql:"');
+    expect(badUrl.err).toMatch(/^edgerl sql: unsupported database URL scheme "mysql:"[^\n]*\n$/);
+  });
+
+  it('still takes the former --url, and says so in one line', async () => {
+    const former = await run(['sql', 'select 1', '--url', 'mysql://h/db']);
+    expect(former.code).toBe(1);
+    expect(former.err).toMatch(
+      /^edgerl sql: deprecated names, still read for now: --url → --database-url\nedgerl sql: unsupported database URL scheme "mysql:"[^\n]*\n$/,
+    );
   });
 });

@@ -10,8 +10,8 @@ export interface SpawnedEdge {
 }
 
 /**
- * `args` follow `edge --port 0`; EDGE_API_KEYS and DATABASE_URL are cleared so only the flags count;
- * `env` adds variables (settings without a flag, such as EPISODE_LEASE_SECONDS).
+ * `args` follow `edge --port 0`; EDGERL_EDGE_API_KEYS and DATABASE_URL are cleared so only the flags count;
+ * `env` adds variables (settings without a flag, such as EDGERL_EPISODE_LEASE_SECONDS).
  */
 export async function spawnEdge(
   args: readonly string[],
@@ -20,7 +20,7 @@ export async function spawnEdge(
 ): Promise<SpawnedEdge> {
   const child = spawn(process.execPath, ['bin/edgerl.js', 'edge', '--port', '0', ...args], {
     stdio: ['pipe', 'pipe', 'pipe'],
-    env: { ...process.env, EDGE_API_KEYS: '', DATABASE_URL: '', ...env },
+    env: { ...process.env, EDGE_API_KEYS: '', EDGERL_EDGE_API_KEYS: '', DATABASE_URL: '', ...env },
   });
   child.stdin.end();
   let output = '';

@@ -90,5 +90,30 @@ describe('edgerl fleet', () => {
     expect(lines.slice(1).map((line) => line.split(/\s{2,}/).slice(0, 4))).toEqual([
       ['p@1', url, 'ready', '1'],
     ]);
+
+    // --json: the same rows as one JSON array; catch-up's reports likewise.
+    const statusJson = await run(['fleet', 'status', '--policy', 'p', '--data-dir', dataDir, '--json']);
+    expect(statusJson.code).toBe(0);
+    const rows = JSON.parse(statusJson.out);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({
+      version: 'p@1',
+      replica: url,
+      state: 'ready',
+      attempts: 1,
+      lastError: null,
+    });
+    expect(Date.parse(rows[0].readyAt)).not.toBeNaN();
+    const catchUpJson = await run([
+      'fleet',
+      'catch-up',
+      '--inference-url',
+      url,
+      '--data-dir',
+      dataDir,
+      '--json',
+    ]);
+    expect(catchUpJson.code).toBe(0);
+    expect(JSON.parse(catchUpJson.out)).toEqual([{ replica: url, loaded: [], confirmed: [], failed: [] }]);
   }, 120_000);
 });

@@ -176,6 +176,34 @@ describe('edgerl train (command line)', () => {
     expect(stdout).toContain('no complete group to train on');
     expect(stdout).toMatch(/2 complete group\(s\) were rolled out without a policy .*policy "agent"/);
     expect(stdout).toContain('1 complete group(s) belong to other policies');
+
+    // --json: the same cycle as one JSON line, the unclaimable groups by reason.
+    const json = await run(
+      [
+        '--once',
+        '--json',
+        '--policy',
+        'agent',
+        '--model',
+        modelDir,
+        '--inference-url',
+        'http://127.0.0.1:9/v1',
+        '--output-dir',
+        join(root, 'out-unclaimable-json'),
+        '--reward',
+        'verifier',
+      ],
+      { EDGERL_DATA_DIR: dataDir, EDGERL_BACKEND: 'wasm' },
+    );
+    expect(json.code).toBe(0);
+    expect(json.stdout.endsWith('\n')).toBe(true);
+    expect(json.stdout.trimEnd().split('\n')).toHaveLength(1);
+    expect(JSON.parse(json.stdout)).toEqual({
+      kind: 'idle',
+      stale: 0,
+      setAside: 0,
+      unclaimable: { withoutPolicy: 2, otherPolicy: 1, heldOut: 0, leased: 0 },
+    });
   });
 
   it('--every runs cycles until SIGTERM, then exits 0', async () => {

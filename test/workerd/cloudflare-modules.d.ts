@@ -1,6 +1,6 @@
 // The parts of workerd's test modules these tests use, declared locally so the project type-checks
 // without the Workers type library (see edge/runtime/worker-types.ts). Shapes follow
-// @cloudflare/vitest-pool-workers' types/cloudflare-test.d.ts.
+// @cloudflare/vitest-plugin's types/cloudflare-test.d.ts.
 declare module 'cloudflare:test' {
   import type {
     ExecutionContextLike,

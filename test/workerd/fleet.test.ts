@@ -1,4 +1,4 @@
-// INFERENCE_REPLICAS in workerd: the Worker sends a trained version only to the replicas the store says
+// EDGERL_INFERENCE_REPLICAS in workerd: the Worker sends a trained version only to the replicas the store says
 // hold it (`publications` rows `ready`), on both of its paths: the queue consumer's episodes (the fleet
 // policy client) and the recording proxy (the fleet fetch). A replica that answers 404 for a version it
 // was ready for is quarantined there, and a version no replica holds is refused before anything is
@@ -21,9 +21,9 @@ const context = inject('workerd');
 const [a, b] = context.replicaBaseUrls;
 const fleetEnv: WorkerEnv = {
   ...(env as unknown as WorkerEnv),
-  INFERENCE_REPLICAS: `${a},${b}`,
+  EDGERL_INFERENCE_REPLICAS: `${a},${b}`,
   // A quarantine reaches routing at the next call.
-  FLEET_CACHE_MS: '1',
+  EDGERL_FLEET_CACHE_MS: '1',
 };
 const key = 'workerd-test-key';
 
@@ -110,7 +110,7 @@ async function read<T>(
 
 const question = [{ role: 'user', content: 'Find the value of key qq.' }];
 
-describe.runIf(context.databaseUrl)('the Worker over an inference fleet (INFERENCE_REPLICAS)', () => {
+describe.runIf(context.databaseUrl)('the Worker over an inference fleet (EDGERL_INFERENCE_REPLICAS)', () => {
   it('runs a queued episode of a version on the one replica that holds it, and records that replica', async () => {
     const held = await versionReadyOn([b]);
     const { groupId, trajectoryId } = await read(async (store) => {

@@ -15,9 +15,9 @@ export interface WorkerdContext {
   readonly databaseUrl: string;
   readonly tunnel: string;
   readonly inferenceBaseUrl: string;
-  /** Two more inference doubles, the fleet of fleet.test.ts (INFERENCE_REPLICAS), used by nothing else. */
+  /** Two more inference doubles, the fleet of fleet.test.ts (EDGERL_INFERENCE_REPLICAS), used by nothing else. */
   readonly replicaBaseUrls: readonly [string, string];
-  /** The sandbox reader's URL (SQL_DATABASE_URL); empty without a server and in workers-hyperdrive. */
+  /** The sandbox reader's URL (EDGERL_SQL_DATABASE_URL); empty without a server and in workers-hyperdrive. */
   readonly sqlDatabaseUrl: string;
 }
 

@@ -1,4 +1,4 @@
-// The SQL agent's sandbox inside workerd: sandbox/neon-read-only-sql.ts on the SQL_DATABASE_URL
+// The SQL agent's sandbox inside workerd: sandbox/neon-read-only-sql.ts on the EDGERL_SQL_DATABASE_URL
 // binding (a reader role made by setupSandbox in global-setup.ts), through the same tunnel as the
 // Neon store. Needs EDGERL_TEST_DATABASE_URL; without it no sandbox exists and these are skipped.
 import { env } from 'cloudflare:test';
@@ -14,8 +14,8 @@ const limits = { timeoutMs: 5_000, maxRows: 100 };
 /** The sandbox as the queue consumer opens it; Neon's tunnel settings come from opening a store first. */
 async function withSandbox<T>(work: (sql: ReturnType<typeof neonReadOnlySql>) => Promise<T>): Promise<T> {
   const store = await openWorkerdTestStore();
-  const url = (env as unknown as WorkerEnv).SQL_DATABASE_URL;
-  if (!url) throw new Error('no SQL_DATABASE_URL binding');
+  const url = (env as unknown as WorkerEnv).EDGERL_SQL_DATABASE_URL;
+  if (!url) throw new Error('no EDGERL_SQL_DATABASE_URL binding');
   const sql = neonReadOnlySql(url);
   try {
     return await work(sql);

@@ -55,7 +55,7 @@ describe('the Worker without a database', () => {
   });
 
   it('says which secret is missing instead of failing obscurely', async () => {
-    const broken = { ...(env as unknown as WorkerEnv), EDGE_API_KEYS: '' };
+    const broken = { ...(env as unknown as WorkerEnv), EDGERL_EDGE_API_KEYS: '' };
     const response = await worker.fetch(
       new Request('https://edge.test/v1/groups'),
       broken,
@@ -63,7 +63,7 @@ describe('the Worker without a database', () => {
     );
     expect(response.status).toBe(503);
     expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(
-      /EDGE_API_KEYS/,
+      /EDGERL_EDGE_API_KEYS/,
     );
   });
 

@@ -83,21 +83,21 @@ export function resolveRulerConfig(input: RulerConfigInput): RulerConfig {
 
 /** Environment variables, their config field, and how to read them. */
 const envVariables = {
-  JUDGE_BASE_URL: ['baseUrl', 'string'],
-  JUDGE_MODEL: ['model', 'string'],
-  JUDGE_API_KEY: ['apiKey', 'string'],
-  JUDGE_TIMEOUT_MS: ['timeoutMs', 'number'],
-  JUDGE_MAX_RETRIES: ['maxRetries', 'number'],
-  JUDGE_ORDERINGS: ['orderings', 'number'],
-  JUDGE_SEED: ['seed', 'number'],
-  JUDGE_TEMPERATURE: ['temperature', 'number'],
-  JUDGE_PRICE_PROMPT_PER_MTOK: ['pricePromptPerMillion', 'number'],
-  JUDGE_PRICE_COMPLETION_PER_MTOK: ['priceCompletionPerMillion', 'number'],
+  EDGERL_JUDGE_BASE_URL: ['baseUrl', 'string'],
+  EDGERL_JUDGE_MODEL: ['model', 'string'],
+  EDGERL_JUDGE_API_KEY: ['apiKey', 'string'],
+  EDGERL_JUDGE_TIMEOUT_MS: ['timeoutMs', 'number'],
+  EDGERL_JUDGE_MAX_RETRIES: ['maxRetries', 'number'],
+  EDGERL_JUDGE_ORDERINGS: ['orderings', 'number'],
+  EDGERL_JUDGE_SEED: ['seed', 'number'],
+  EDGERL_JUDGE_TEMPERATURE: ['temperature', 'number'],
+  EDGERL_JUDGE_PRICE_PROMPT_PER_MTOK: ['pricePromptPerMillion', 'number'],
+  EDGERL_JUDGE_PRICE_COMPLETION_PER_MTOK: ['priceCompletionPerMillion', 'number'],
 } as const satisfies Record<string, readonly [keyof RulerConfigInput, 'string' | 'number']>;
 
 /**
- * Reads JUDGE_* variables (plus RULER_JUDGE_WEIGHT / RULER_VERIFIER_WEIGHT) from `env`; `overrides`
- * (e.g. CLI flags, an environment's rubric) win. JUDGE_API_KEY may be left out only for a judge on
+ * Reads EDGERL_JUDGE_* variables (plus EDGERL_RULER_JUDGE_WEIGHT / EDGERL_RULER_VERIFIER_WEIGHT) from `env`; `overrides`
+ * (e.g. CLI flags, an environment's rubric) win. EDGERL_JUDGE_API_KEY may be left out only for a judge on
  * this machine (localhost), where vLLM and Ollama run without keys.
  */
 export function rulerConfigFromEnv(
@@ -119,11 +119,11 @@ export function rulerConfigFromEnv(
   for (const [field, value] of Object.entries(overrides)) if (value !== undefined) input[field] = value;
 
   const missing: string[] = [];
-  if (input.baseUrl === undefined) missing.push('JUDGE_BASE_URL');
-  if (input.model === undefined) missing.push('JUDGE_MODEL');
+  if (input.baseUrl === undefined) missing.push('EDGERL_JUDGE_BASE_URL');
+  if (input.model === undefined) missing.push('EDGERL_JUDGE_MODEL');
   const keyNeeded =
     input.apiKey === undefined && typeof input.baseUrl === 'string' && !isLocalUrl(input.baseUrl);
-  if (keyNeeded) missing.push('JUDGE_API_KEY');
+  if (keyNeeded) missing.push('EDGERL_JUDGE_API_KEY');
   if (missing.length > 0) {
     const why = keyNeeded ? '; any key value works for a remote server that checks none' : '';
     problems.unshift(`set ${missing.join(', ')} (the judge's OpenAI-compatible endpoint${why})`);
@@ -133,16 +133,17 @@ export function rulerConfigFromEnv(
 }
 
 function readWeights(env: Readonly<Record<string, string | undefined>>, problems: string[]) {
-  const judge = env.RULER_JUDGE_WEIGHT?.trim();
-  const verifier = env.RULER_VERIFIER_WEIGHT?.trim();
+  const judge = env.EDGERL_RULER_JUDGE_WEIGHT?.trim();
+  const verifier = env.EDGERL_RULER_VERIFIER_WEIGHT?.trim();
   if (!judge && !verifier) return undefined;
   const weights = {
     judge: judge ? Number(judge) : DEFAULT_REWARD_WEIGHTS.judge,
     verifier: verifier ? Number(verifier) : DEFAULT_REWARD_WEIGHTS.verifier,
   };
-  if (!Number.isFinite(weights.judge)) problems.push(`RULER_JUDGE_WEIGHT must be a number, got "${judge}"`);
+  if (!Number.isFinite(weights.judge))
+    problems.push(`EDGERL_RULER_JUDGE_WEIGHT must be a number, got "${judge}"`);
   if (!Number.isFinite(weights.verifier))
-    problems.push(`RULER_VERIFIER_WEIGHT must be a number, got "${verifier}"`);
+    problems.push(`EDGERL_RULER_VERIFIER_WEIGHT must be a number, got "${verifier}"`);
   return weights;
 }
 

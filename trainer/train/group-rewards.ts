@@ -106,7 +106,7 @@ async function judgedRewards(
   }
   if (!deps.judge) {
     throw new Error(
-      `--reward ${deps.mode} needs a judge: set JUDGE_BASE_URL and JUDGE_MODEL (see edgerl score --help)`,
+      `--reward ${deps.mode} needs a judge: set EDGERL_JUDGE_BASE_URL and EDGERL_JUDGE_MODEL (see edgerl score --help)`,
     );
   }
   const weights = deps.mode === 'ruler' ? { judge: 1, verifier: 0 } : deps.weights;

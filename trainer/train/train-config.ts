@@ -150,7 +150,7 @@ export const trainConfigSchema = z
       section: where,
     }),
     reward: documented(oneOf(rewardModes).default('ruler'), {
-      doc: 'where rewards come from (the judge reads JUDGE_* variables)',
+      doc: 'where rewards come from (the judge reads EDGERL_JUDGE_* variables)',
       source: "RULER ranks every group with an LLM judge, ART's recommended reward",
       flag: 'reward',
       arg: 'MODE',

@@ -17,7 +17,15 @@ export async function spawnConsole(
 ): Promise<SpawnedConsole> {
   const child = spawn(process.execPath, ['bin/edgerl.js', 'console', '--port', '0', ...args], {
     stdio: ['pipe', 'pipe', 'pipe'],
-    env: { ...process.env, EDGE_API_KEYS: '', DATABASE_URL: '', INFERENCE_REPLICAS: '', ...env },
+    env: {
+      ...process.env,
+      EDGE_API_KEYS: '',
+      EDGERL_EDGE_API_KEYS: '',
+      DATABASE_URL: '',
+      INFERENCE_REPLICAS: '',
+      EDGERL_INFERENCE_REPLICAS: '',
+      ...env,
+    },
   });
   child.stdin.end();
   let output = '';

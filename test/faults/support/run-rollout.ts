@@ -5,7 +5,7 @@ import { type EdgerlRun, runEdgerl } from '../../support/run-edgerl.ts';
 
 /** Runs `edgerl rollout` as its own process against the harness edge. */
 export async function runRollout(edgeUrl: string, args: readonly string[]): Promise<EdgerlRun> {
-  return runEdgerl(['rollout', '--url', edgeUrl, '--interval', '50', '--timeout', '120', ...args], {
-    env: { ...process.env, EDGE_API_KEY: testApiKey },
+  return runEdgerl(['rollout', '--edge-url', edgeUrl, '--interval', '50', '--timeout', '120', ...args], {
+    env: { ...process.env, EDGERL_EDGE_API_KEY: testApiKey },
   });
 }

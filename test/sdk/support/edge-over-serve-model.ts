@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { main } from '../../../cli/main.ts';
-import type { Turn } from '../../../protocol/turn.ts';
+import type { TurnRow } from '../../../db/schema/turns.ts';
 import { type RunningEdge, startEdge } from '../../../edge/runtime/node.ts';
 import { type ServingModel, serveModel } from '../../../serve/serve-model.ts';
 import { openTestStore, type TestStore } from '../../support/open-test-store.ts';
@@ -20,7 +20,7 @@ export interface EdgeOverServeModel {
   readonly testStore: TestStore;
   /** Starts a client trajectory; its `baseURL` is all an SDK needs. */
   startTrajectory(env?: string): Promise<{ id: string; key: string; baseURL: string }>;
-  turns(trajectoryId: string): Promise<readonly Turn[]>;
+  turns(trajectoryId: string): Promise<readonly TurnRow[]>;
   close(): Promise<void>;
 }
 
