@@ -34,6 +34,8 @@ export async function evaluate(
     final: PublishedVersion;
     /** With --eval-last, a third arm for the newest version when it is not the one that ships. */
     last?: PublishedVersion;
+    /** Loads the arms on the fleet: the start arm was unloaded by retention while RL published (start-services.ts). */
+    catchUp: () => Promise<void>;
     stop: StopSignal;
   },
 ): Promise<EvalRun> {
@@ -57,6 +59,8 @@ export async function evaluate(
   });
   // The arms as the edge's router reads them, in its order.
   const { arms } = await store.getExperiment({ experimentId: experiment.id });
+  // A running experiment's arms are routable, so catch-up loads the ones retention unloaded.
+  await deps.catchUp();
   progress.line(
     `experiment ${experimentName}: ${deps.start.adapterName} vs ${deps.final.adapterName}${lastArm ? ` and the last, ${lastArm.adapterName}` : ''}, ${config.evalPerArm} eval tasks per arm`,
   );

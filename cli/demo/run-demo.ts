@@ -102,6 +102,7 @@ export async function runDemo(config: DemoConfig, deps: DemoDeps): Promise<DemoS
       start: warm.version,
       final,
       last: shipped.last,
+      catchUp: services.catchUp,
       stop,
     });
     // The verifier's reward, as the demo's success is the verifier's pass (RULER may score RL rounds).

@@ -24,6 +24,12 @@ export interface DemoServices {
   readonly inferenceUrls: readonly string[];
   /** Whether the model directory was created by this run (false: reused). */
   readonly modelCreated: boolean;
+  /**
+   * Brings every replica to what the store routes now (trainer/train/catch-up-fleet.ts): loads what is
+   * routable and missing, unloads the rest. At start, and after the A/B experiment makes the starting
+   * version routable again (retention unloaded it while RL published newer ones).
+   */
+  catchUp(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -88,20 +94,7 @@ export async function startServices(
         ? `inference fleet (vLLM-compatible): ${inferenceUrls.length} replicas at ${inferenceUrls.join(', ')}`
         : `inference endpoint (vLLM-compatible) at ${inferenceUrls[0]}`,
     );
-    for (const line of describeCatchUp(
-      await catchUpFleet({
-        store,
-        fleet: {
-          replicas: inferenceUrls,
-          timeoutMs: policyTimeoutMs,
-          probeTolerance: defaultFleetChecks.probeTolerance,
-          keepVersions: defaultFleetChecks.keepVersions,
-        },
-        policyName: demoPolicyName,
-      }),
-    )) {
-      log(line);
-    }
+    await catchUpDemoFleet(store, inferenceUrls, log);
     edge = await startEdge({
       config: {
         upstream: { baseUrl: inferenceUrls[0] as string, requestTokenIds: true, timeoutMs: policyTimeoutMs },
@@ -132,9 +125,29 @@ export async function startServices(
     client: new EdgeClient(edge.url, apiKey),
     inferenceUrls,
     modelCreated,
+    catchUp: () => catchUpDemoFleet(store, inferenceUrls, log),
     async close() {
       await edge.close();
       await closeInference();
     },
   };
+}
+
+/** The demo policy's catch-up over the demo's replicas, its lines logged. */
+async function catchUpDemoFleet(
+  store: Store,
+  replicas: readonly string[],
+  log: (line: string) => void,
+): Promise<void> {
+  const reports = await catchUpFleet({
+    store,
+    fleet: {
+      replicas: [...replicas],
+      timeoutMs: policyTimeoutMs,
+      probeTolerance: defaultFleetChecks.probeTolerance,
+      keepVersions: defaultFleetChecks.keepVersions,
+    },
+    policyName: demoPolicyName,
+  });
+  for (const line of describeCatchUp(reports)) log(line);
 }
