@@ -3,9 +3,11 @@
 // --min-samples, or sized from --baseline/--min-effect for a success metric, or 100 per arm.
 import { type ExperimentMetric, experimentMetrics } from '../../db/schema/experiments.ts';
 import { defaultMinSamples } from '../../db/store.ts';
+import type { PublicationRow } from '../../db/store.ts';
 import { sampleSizeForProportions } from '../../experiments/statistics.ts';
 import { type CommandInput, defineCommand, stringFlag, UsageError } from '../command.ts';
 import { onePositional, databaseUrlOption, databaseUrlUsage, withAbStore } from './ab-store.ts';
+import { unservedArms } from './ab-unserved-arms.ts';
 
 const usage = `Usage: edgerl ab create NAME --arm VERSION[=WEIGHT] --arm VERSION[=WEIGHT] [options]
 
@@ -42,7 +44,7 @@ export const abCreateCommand = defineCommand({
     ...databaseUrlOption,
   },
   positionals: true,
-  async run({ values, positionals, env, stdout }) {
+  async run({ values, positionals, env, stdout, stderr }) {
     const name = onePositional(positionals, 'experiment name', 'edgerl ab create NAME --arm … --arm …');
     const armSpecs = (values.arm ?? []) as string[];
     if (armSpecs.length < 2) {
@@ -52,10 +54,10 @@ export const abCreateCommand = defineCommand({
     const metric = parseMetric(stringFlag(values, 'metric'));
     const sizing = resolveMinSamples(values, metric);
     const description = stringFlag(values, 'description');
-    const created = await withAbStore({ values, env }, async (store) => {
+    const { created, unserved } = await withAbStore({ values, env }, async (store) => {
       const versions = [];
       for (const arm of arms) versions.push(await store.resolveVersionRef(arm.version));
-      return store.createExperiment({
+      const created = await store.createExperiment({
         name,
         metric,
         minSamples: sizing.minSamples,
@@ -65,7 +67,17 @@ export const abCreateCommand = defineCommand({
           weight: arms[index]?.weight ?? 1,
         })),
       });
+      const rowsByPolicy = new Map<string, PublicationRow[]>();
+      for (const policyId of new Set(versions.map((version) => version.policyId))) {
+        rowsByPolicy.set(policyId, await store.listPublications({ policyId }));
+      }
+      return { created, unserved: unservedArms(versions, rowsByPolicy) };
     });
+    for (const version of unserved) {
+      stderr.write(
+        `edgerl ab create: ${version.adapterName} is loaded on no replica (retention unloaded it); its episodes fail until \`edgerl fleet catch-up\` or the trainer's next cycle loads it\n`,
+      );
+    }
     if (values.json) {
       stdout.write(`${JSON.stringify(created, null, 2)}\n`);
       return 0;

@@ -256,3 +256,52 @@ describe('an experiment from creation to promotion and rollback', () => {
     });
   });
 });
+
+describe('an experiment whose arm no replica serves', () => {
+  it('warns, naming the version, when retention unloaded it from the fleet; says nothing of served arms', async () => {
+    await withStore(async (store) => {
+      const policy = await store.createPolicy({ name: 'fleet-agent', baseModel: 'tiny-qwen' });
+      const published = [];
+      for (let version = 0; version < 4; version++) {
+        const row = await store.registerPolicyVersion({ policyId: policy.id });
+        await store.publishPolicyVersion({ versionId: row.id, makeDefault: version === 3 });
+        published.push(row);
+      }
+      // The fleet serves fleet-agent@2 and @3; @1's row was removed when retention unloaded it. (@0,
+      // with no adapter, is the base model, served without one.)
+      for (const row of published.slice(2)) {
+        await store.recordPublication({
+          versionId: row.id,
+          replica: 'http://replica-a:8000/v1',
+          state: 'ready',
+        });
+      }
+    });
+    const served = await run([
+      'ab',
+      'create',
+      'fleet-served',
+      '--arm',
+      'fleet-agent@2',
+      '--arm',
+      'fleet-agent@3',
+    ]);
+    expect(served.code).toBe(0);
+    expect(served.err).toBe('');
+    const unloaded = await run([
+      'ab',
+      'create',
+      'fleet-old',
+      '--arm',
+      'fleet-agent@1',
+      '--arm',
+      'fleet-agent@3',
+    ]);
+    expect(unloaded.code).toBe(0);
+    expect(unloaded.err).toMatch(/fleet-agent@1 is loaded on no replica .*edgerl fleet catch-up/);
+    expect(unloaded.err).not.toMatch(/fleet-agent@3/);
+    // A policy no fleet serves (no publication rows, one endpoint): nothing to warn about.
+    const single = await run(['ab', 'create', 'single-endpoint', '--arm', 'agent@1', '--arm', 'agent@2']);
+    expect(single.err).toBe('');
+  });
+});
