@@ -2,20 +2,10 @@
 // each is a 400 whose message names the field and says what to send, in words rather than zod's
 // "Invalid input"; the edge's own refusals reach no model, and a field only the endpoint checks
 // (`response_format`) comes back in serve-model's words, passed through. Nothing is recorded.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type EdgeOverServeModel,
-  servedModelName,
-  startEdgeOverServeModel,
-} from '../sdk/support/edge-over-serve-model.ts';
+import { describe, expect, it } from 'vitest';
+import { servedModelName, useEdgeOverServeModel } from '../sdk/support/edge-over-serve-model.ts';
 
-let stack: EdgeOverServeModel;
-beforeAll(async () => {
-  stack = await startEdgeOverServeModel();
-}, 120_000);
-afterAll(async () => {
-  await stack?.close();
-});
+const stack = useEdgeOverServeModel();
 
 const user = { role: 'user', content: 'What is the weather in Paris?' };
 const call = { id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{"city":"Paris"}' } };

@@ -3,21 +3,11 @@
 // (checked against one recorded through /chat/completions with the same seeds), streamed or not, on
 // the trajectory URL and on /v1 with the API key; a refusal names the input item at fault. A reply's
 // message item sent back as an `item_reference` records the same turns as its text sent inline.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { TurnRow } from '../../db/schema/turns.ts';
-import {
-  type EdgeOverServeModel,
-  servedModelName,
-  startEdgeOverServeModel,
-} from '../sdk/support/edge-over-serve-model.ts';
+import { servedModelName, useEdgeOverServeModel } from '../sdk/support/edge-over-serve-model.ts';
 
-let stack: EdgeOverServeModel;
-beforeAll(async () => {
-  stack = await startEdgeOverServeModel();
-}, 120_000);
-afterAll(async () => {
-  await stack?.close();
-});
+const stack = useEdgeOverServeModel();
 
 type Json = Record<string, unknown>;
 const parameters = {

@@ -12,19 +12,9 @@ import { APICallError, generateText, type LanguageModel, stepCountIs, streamText
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { TurnRow } from '../../db/schema/turns.ts';
-import {
-  type EdgeOverServeModel,
-  servedModelName,
-  startEdgeOverServeModel,
-} from './support/edge-over-serve-model.ts';
+import { servedModelName, useEdgeOverServeModel } from './support/edge-over-serve-model.ts';
 
-let stack: EdgeOverServeModel;
-beforeAll(async () => {
-  stack = await startEdgeOverServeModel();
-}, 120_000);
-afterAll(async () => {
-  await stack?.close();
-});
+const stack = useEdgeOverServeModel();
 
 /** An enum argument keeps a random model's guided call short and always valid. */
 const lookup = tool({

@@ -9,19 +9,9 @@ import { generateText, stepCountIs, streamText, tool } from 'ai';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import type { TurnRow } from '../../db/schema/turns.ts';
-import {
-  type EdgeOverServeModel,
-  servedModelName,
-  startEdgeOverServeModel,
-} from './support/edge-over-serve-model.ts';
+import { servedModelName, useEdgeOverServeModel } from './support/edge-over-serve-model.ts';
 
-let stack: EdgeOverServeModel;
-beforeAll(async () => {
-  stack = await startEdgeOverServeModel();
-}, 120_000);
-afterAll(async () => {
-  await stack?.close();
-});
+const stack = useEdgeOverServeModel();
 
 type Json = Record<string, unknown>;
 

@@ -1,19 +1,9 @@
 // The SDK tests' stack itself: a client trajectory started over the edge records a plain fetch
 // through its trajectory URL, with the ids serve-model sampled.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type EdgeOverServeModel,
-  servedModelName,
-  startEdgeOverServeModel,
-} from './support/edge-over-serve-model.ts';
+import { describe, expect, it } from 'vitest';
+import { servedModelName, useEdgeOverServeModel } from './support/edge-over-serve-model.ts';
 
-let stack: EdgeOverServeModel;
-beforeAll(async () => {
-  stack = await startEdgeOverServeModel();
-}, 120_000);
-afterAll(async () => {
-  await stack?.close();
-});
+const stack = useEdgeOverServeModel();
 
 describe('the edge over serve-model', () => {
   it('records a call through the trajectory URL with token ids', async () => {

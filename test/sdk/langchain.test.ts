@@ -5,21 +5,11 @@
 import { type AIMessageChunk, type BaseMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { tool } from '@langchain/core/tools';
 import { ChatOpenAI } from '@langchain/openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  type EdgeOverServeModel,
-  servedModelName,
-  startEdgeOverServeModel,
-} from './support/edge-over-serve-model.ts';
+import { servedModelName, useEdgeOverServeModel } from './support/edge-over-serve-model.ts';
 
-let stack: EdgeOverServeModel;
-beforeAll(async () => {
-  stack = await startEdgeOverServeModel();
-}, 120_000);
-afterAll(async () => {
-  await stack?.close();
-});
+const stack = useEdgeOverServeModel();
 
 /** An enum argument keeps a random model's guided call short and always valid. */
 const lookup = tool(

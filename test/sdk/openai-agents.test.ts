@@ -13,20 +13,12 @@ import {
 } from '@openai/agents';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import {
-  type EdgeOverServeModel,
-  servedModelName,
-  startEdgeOverServeModel,
-} from './support/edge-over-serve-model.ts';
+import { servedModelName, useEdgeOverServeModel } from './support/edge-over-serve-model.ts';
 
-let stack: EdgeOverServeModel;
-beforeAll(async () => {
+beforeAll(() => {
   setTracingDisabled(true);
-  stack = await startEdgeOverServeModel();
-}, 120_000);
-afterAll(async () => {
-  await stack?.close();
 });
+const stack = useEdgeOverServeModel();
 
 /** The paths the SDK called under the trajectory URL: the Responses API's, and no other. */
 const called: string[] = [];

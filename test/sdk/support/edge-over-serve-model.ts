@@ -5,6 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { afterAll, beforeAll } from 'vitest';
 import { main } from '../../../cli/main.ts';
 import type { TurnRow } from '../../../db/schema/turns.ts';
 import { type RunningEdge, startEdge } from '../../../edge/runtime/node.ts';
@@ -83,5 +84,37 @@ export async function startEdgeOverServeModel(): Promise<EdgeOverServeModel> {
       return (await running.testStore.store.getTrajectory(trajectoryId)).turns;
     },
     close,
+  };
+}
+
+/**
+ * The stack for one test file: started in `beforeAll`, closed in `afterAll`. The object it returns
+ * reaches the running stack, so tests use it as they would the started one.
+ */
+export function useEdgeOverServeModel(): EdgeOverServeModel {
+  let started: EdgeOverServeModel | undefined;
+  beforeAll(async () => {
+    started = await startEdgeOverServeModel();
+  }, 120_000);
+  afterAll(async () => {
+    await started?.close();
+  });
+  const current = (): EdgeOverServeModel => {
+    if (!started) throw new Error('the edge over serve-model starts in beforeAll; use it inside a test');
+    return started;
+  };
+  return {
+    get edgeUrl() {
+      return current().edgeUrl;
+    },
+    get apiKey() {
+      return current().apiKey;
+    },
+    get testStore() {
+      return current().testStore;
+    },
+    startTrajectory: (env) => current().startTrajectory(env),
+    turns: (trajectoryId) => current().turns(trajectoryId),
+    close: () => current().close(),
   };
 }
