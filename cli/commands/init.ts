@@ -2,9 +2,20 @@
 // the module `edgerl edge --environments` loads, its test and a README. Never overwrites a file.
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { environmentScaffold } from '../init/environment-scaffold.ts';
 import { defineCommand, stringFlag, UsageError } from '../command.ts';
+
+/** The packages the scaffold's environments.ts imports. */
+const importedPackages = ['edgerl', 'zod'] as const;
+
+/** Whether Node's resolution from `dir` would find `name`: a node_modules/<name> in it or a folder above. */
+function installedAbove(dir: string, name: string): boolean {
+  for (let current = dir; ; current = dirname(current)) {
+    if (existsSync(join(current, 'node_modules', name, 'package.json'))) return true;
+    if (dirname(current) === current) return false;
+  }
+}
 
 /** As defineEnvironment checks it (edge/environments/environment.ts). */
 const namePattern = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
@@ -44,6 +55,13 @@ Options:
       `wrote ${written.map((file) => join(dir, file.path)).join(', ')}\n` +
         `next: edgerl edge --environments ${join(dir, 'environments.ts')} (docs/environments.md)\n`,
     );
+    // The edge imports the module from DIR, so the packages it imports must resolve from there.
+    const missing = importedPackages.filter((name) => !installedAbove(resolve(dir), name));
+    if (missing.length > 0) {
+      stdout.write(
+        `note: environments.ts imports ${missing.join(' and ')}, which ${dir} cannot find: npm install ${missing.join(' ')}\n`,
+      );
+    }
     return 0;
   },
 });

@@ -194,9 +194,11 @@ An edgerl environment, written by \`edgerl init\`.
 Serve it beside the shipped environments, roll out groups and train on them:
 
 \`\`\`sh
+npm install edgerl zod                      # what environments.ts imports, if this project lacks them
 npx edgerl policy create agent --base-model tiny
-npx edgerl edge --environments ./environments.ts --default-model agent
-npx edgerl rollout --env ${name} --policy agent --groups 4 --size 8 --api-key <printed key>
+export EDGERL_EDGE_API_KEYS=local-dev-key   # the edge accepts it; rollout sends it
+npx edgerl edge --environments ./environments.ts --default-model agent &
+npx edgerl rollout --env ${name} --policy agent --groups 4 --size 8
 \`\`\`
 
 The walkthrough is edgerl's docs/environments.md, "Your own environment".

@@ -36,7 +36,7 @@ export async function importEnvironments(file: string, cwd = process.cwd()): Pro
     const hint =
       extname(path) === '.ts' && packageTypeOf(dirname(path)) !== 'module'
         ? ' (its package.json has no "type": "module", so tsx loads it as CommonJS: add it, or name the file .mts)'
-        : '';
+        : missingPackageHint(error);
     throw new EnvironmentsError('import-failed', `${file}: cannot import it: ${errorMessage(error)}${hint}`, {
       cause: error,
     });
@@ -48,6 +48,17 @@ export async function importEnvironments(file: string, cwd = process.cwd()): Pro
     'bad-export',
     `${file} exports neither \`environments\` nor a default: export a record or an array of environments made with defineEnvironment`,
   );
+}
+
+/**
+ * A package the module imports that its project lacks: resolved from the module's own folder up, as Node
+ * does, so the fix is an install there (the scaffold imports zod and edgerl/environment).
+ */
+function missingPackageHint(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  const name = /Cannot find package '([^']+)'/.exec(errorMessage(error))?.[1];
+  if (code !== 'ERR_MODULE_NOT_FOUND' || !name) return '';
+  return ` (install it in the module's project: npm install ${name})`;
 }
 
 /** The `type` of the nearest package.json above `dir` (Node's rule for .js and tsx's for .ts). */

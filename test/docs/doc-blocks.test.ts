@@ -1,7 +1,7 @@
 // The docs test's readers on small hand-written pages: which lines become commands, how skip markers
 // attach to blocks, which markers are refused; and the link and heading-anchor readers.
 import { describe, expect, it } from 'vitest';
-import { edgerlInvocations, extractCommands } from './doc-blocks.ts';
+import { edgerlInvocations, extractCommands, startsInBackground } from './doc-blocks.ts';
 import { headingAnchors, relativeLinks, repositoryPaths } from './doc-links.ts';
 
 const page = [
@@ -56,11 +56,75 @@ describe('extractCommands', () => {
     expect(commands).toEqual([{ file: 'bad.md', line: 3, command: 'true' }]);
     expect(problems).toEqual([
       'bad.md:1: a skip marker needs its reason',
-      'bad.md:5: unknown docs-test directive (write "docs-test: skip: REASON")',
+      'bad.md:5: unknown docs-test directive (write "docs-test: skip: REASON" or "docs-test: background: URL …")',
       'bad.md:6: marker not followed by a sh/bash block',
       'bad.md:8: marker not followed by a sh/bash block',
       'bad.md:11: a `shell` block: write sh or bash so the docs test runs it',
     ]);
+  });
+});
+
+describe('background blocks', () => {
+  it("give each server started with & its marker's URL in order, and mark the whole block", () => {
+    const page = [
+      '<!-- docs-test: background: http://127.0.0.1:8000/health http://127.0.0.1:8787/health -->', // 1
+      '```sh', // 2
+      'npx edgerl serve-model --model ./tiny &', // 3
+      'npx edgerl edge \\', // 4
+      '  --port 8787 &    # a comment', // 5
+      'npx edgerl rollout --env x && echo done', // 6
+      'kill %2; wait %2', // 7
+      '```', // 8
+    ].join('\n');
+    const { commands, problems } = extractCommands('page.md', page);
+    expect(problems).toEqual([]);
+    expect(commands).toEqual([
+      {
+        file: 'page.md',
+        line: 3,
+        command: 'npx edgerl serve-model --model ./tiny &',
+        withServers: true,
+        readyUrl: 'http://127.0.0.1:8000/health',
+      },
+      {
+        file: 'page.md',
+        line: 4,
+        command: 'npx edgerl edge \\\n  --port 8787 &    # a comment',
+        withServers: true,
+        readyUrl: 'http://127.0.0.1:8787/health',
+      },
+      { file: 'page.md', line: 6, command: 'npx edgerl rollout --env x && echo done', withServers: true },
+      { file: 'page.md', line: 7, command: 'kill %2; wait %2', withServers: true },
+    ]);
+  });
+
+  it('refuses a server without a marker, a count that differs from the URLs, and a marker without URLs', () => {
+    const page = [
+      '```sh', // 1
+      'npx edgerl edge &', // 2
+      '```', // 3
+      '<!-- docs-test: background: http://127.0.0.1:8787/health -->', // 4
+      '```sh',
+      'true',
+      '```',
+      '<!-- docs-test: background: port 8787 -->', // 8
+      '```sh',
+      'true',
+      '```',
+    ].join('\n');
+    expect(extractCommands('p.md', page).problems).toEqual([
+      'p.md:2: a command ending in & needs a "docs-test: background: URL" marker before its block',
+      'p.md:4: the block starts 0 server(s) with & but its marker lists 1 URL(s)',
+      'p.md:8: a background marker lists the URL each server answers at once it is ready (http://…)',
+    ]);
+  });
+
+  it('tell a background & from && and from an & inside a comment', () => {
+    expect(startsInBackground('a &')).toBe(true);
+    expect(startsInBackground('a & # note')).toBe(true);
+    expect(startsInBackground('a && b')).toBe(false);
+    expect(startsInBackground('a # b & c')).toBe(false);
+    expect(startsInBackground('a \\\n  b &')).toBe(true);
   });
 });
 

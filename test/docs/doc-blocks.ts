@@ -1,6 +1,8 @@
 // Reads the shell commands out of the docs: every line of every ```sh / ```bash block, with `\`
-// continuations joined and comments and blank lines dropped, and the block's skip marker if it has one
-// (`<!-- docs-test: skip: reason -->` on the line before the fence). Pure: text in, commands out.
+// continuations joined and comments and blank lines dropped, and the block's marker if it has one on the
+// line before the fence: `<!-- docs-test: skip: reason -->` (not run), or `<!-- docs-test: background:
+// URL … -->` (the block starts servers with `&`: one URL per server, which answers once it is ready).
+// Pure: text in, commands out.
 
 /** Languages whose blocks are run. Other shell-like names are refused, so no block escapes the test. */
 const runLanguages = new Set(['sh', 'bash']);
@@ -17,7 +19,15 @@ export interface DocCommand {
   readonly command: string;
   /** Why the block is not run, from its marker; undefined: it is run. */
   readonly skip?: string;
+  /** A server the command starts in the background (`… &`): the URL that answers once it is ready. */
+  readonly readyUrl?: string;
+  /** In a block that starts servers: the commands run against them (rollouts, training) take minutes. */
+  readonly withServers?: true;
 }
+
+type Marker =
+  | { readonly kind: 'skip'; readonly reason: string }
+  | { readonly kind: 'background'; readonly urls: readonly string[] };
 
 export interface DocBlocks {
   readonly commands: DocCommand[];
@@ -29,27 +39,23 @@ export function extractCommands(file: string, markdown: string): DocBlocks {
   const lines = markdown.split('\n');
   const commands: DocCommand[] = [];
   const problems: string[] = [];
-  let pendingSkip: { reason: string; line: number } | undefined;
+  let pending: { marker: Marker; line: number } | undefined;
   for (let index = 0; index < lines.length; index++) {
     const text = lines[index] ?? '';
-    const marker = markerPattern.exec(text.trim());
-    if (marker) {
-      if (pendingSkip) problems.push(`${file}:${pendingSkip.line}: marker not followed by a sh/bash block`);
-      const directive = /^\s*skip:\s*(.*?)\s*$/.exec(marker[1] ?? '');
-      if (!directive) {
-        problems.push(`${file}:${index + 1}: unknown docs-test directive (write "docs-test: skip: REASON")`);
-      } else if (!directive[1]) {
-        problems.push(`${file}:${index + 1}: a skip marker needs its reason`);
-      } else {
-        pendingSkip = { reason: directive[1], line: index + 1 };
-      }
+    const found = markerPattern.exec(text.trim());
+    if (found) {
+      if (pending) problems.push(`${file}:${pending.line}: marker not followed by a sh/bash block`);
+      pending = undefined;
+      const marker = readMarker(found[1] ?? '');
+      if (typeof marker === 'string') problems.push(`${file}:${index + 1}: ${marker}`);
+      else pending = { marker, line: index + 1 };
       continue;
     }
     const fence = /^(\s*)(`{3,}|~{3,})\s*([\w-]*)/.exec(text);
     if (!fence) {
-      if (pendingSkip && text.trim() !== '') {
-        problems.push(`${file}:${pendingSkip.line}: marker not followed by a sh/bash block`);
-        pendingSkip = undefined;
+      if (pending && text.trim() !== '') {
+        problems.push(`${file}:${pending.line}: marker not followed by a sh/bash block`);
+        pending = undefined;
       }
       continue;
     }
@@ -59,22 +65,73 @@ export function extractCommands(file: string, markdown: string): DocBlocks {
     while (end < lines.length && !(lines[end] ?? '').trim().startsWith(close)) end++;
     const body = lines.slice(index + 1, end);
     if (runLanguages.has(language)) {
-      for (const command of blockCommands(body, index + 2)) {
-        commands.push({ file, ...command, ...(pendingSkip ? { skip: pendingSkip.reason } : {}) });
-      }
+      const block = blockCommands(body, index + 2).map((command) => ({ file, ...command }));
+      commands.push(...markBlock(block, pending, problems));
     } else {
       if (otherShellLanguages.has(language)) {
         problems.push(
           `${file}:${index + 1}: a \`${language}\` block: write sh or bash so the docs test runs it`,
         );
       }
-      if (pendingSkip) problems.push(`${file}:${pendingSkip.line}: marker not followed by a sh/bash block`);
+      if (pending) problems.push(`${file}:${pending.line}: marker not followed by a sh/bash block`);
     }
-    pendingSkip = undefined;
+    pending = undefined;
     index = end;
   }
-  if (pendingSkip) problems.push(`${file}:${pendingSkip.line}: marker not followed by a sh/bash block`);
+  if (pending) problems.push(`${file}:${pending.line}: marker not followed by a sh/bash block`);
   return { commands, problems };
+}
+
+/** The marker's directive, or what is wrong with it. */
+function readMarker(text: string): Marker | string {
+  const directive = /^\s*(skip|background):\s*(.*?)\s*$/.exec(text);
+  if (!directive)
+    return 'unknown docs-test directive (write "docs-test: skip: REASON" or "docs-test: background: URL …")';
+  const rest = directive[2] ?? '';
+  if (directive[1] === 'skip')
+    return rest ? { kind: 'skip', reason: rest } : 'a skip marker needs its reason';
+  const urls = rest.split(/\s+/).filter((word) => word !== '');
+  if (urls.length === 0 || !urls.every((url) => /^https?:\/\/\S+$/.test(url)))
+    return 'a background marker lists the URL each server answers at once it is ready (http://…)';
+  return { kind: 'background', urls };
+}
+
+/**
+ * The block's commands with its marker applied: a skip reason on each, or each `&` command's ready URL in
+ * order. A server started outside a background block would outlive its command, so it is a problem.
+ */
+function markBlock(
+  block: readonly DocCommand[],
+  pending: { marker: Marker; line: number } | undefined,
+  problems: string[],
+): DocCommand[] {
+  const marker = pending?.marker;
+  if (marker?.kind === 'skip') return block.map((command) => ({ ...command, skip: marker.reason }));
+  const servers = block.filter((command) => startsInBackground(command.command));
+  if (marker?.kind !== 'background') {
+    for (const command of servers) {
+      problems.push(
+        `${command.file}:${command.line}: a command ending in & needs a "docs-test: background: URL" marker before its block`,
+      );
+    }
+    return [...block];
+  }
+  if (servers.length !== marker.urls.length) {
+    problems.push(
+      `${block[0]?.file}:${pending?.line}: the block starts ${servers.length} server(s) with & but its marker lists ${marker.urls.length} URL(s)`,
+    );
+  }
+  const urls = [...marker.urls];
+  return block.map((command) => {
+    const readyUrl = startsInBackground(command.command) ? urls.shift() : undefined;
+    return { ...command, withServers: true, ...(readyUrl ? { readyUrl } : {}) };
+  });
+}
+
+/** A command bash runs in the background: its last line ends in a single `&` (before any comment). */
+export function startsInBackground(command: string): boolean {
+  const last = command.split('\n').at(-1) ?? '';
+  return /(^|[^&])&\s*(#.*)?$/.test(last);
 }
 
 /** The block's commands: `\` continuations joined, blank lines and whole-line comments dropped. */

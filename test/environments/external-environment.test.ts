@@ -72,6 +72,7 @@ describe('an environment of your own, outside the tree', () => {
     const first = await edgerl(['init', 'envs']);
     expect(first.stderr).toBe('');
     expect(first.code).toBe(0);
+    expect(first.stdout).not.toMatch(/note:/);
     for (const file of ['environments.ts', 'environments.test.ts', 'README.md', 'package.json'])
       expect(existsSync(join(project, 'envs', file)), file).toBe(true);
     expect(JSON.parse(readFileSync(join(project, 'envs', 'package.json'), 'utf8'))).toMatchObject({
@@ -81,6 +82,24 @@ describe('an environment of your own, outside the tree', () => {
     expect(again.code).toBe(2);
     expect(again.stderr).toMatch(/environments\.ts.*already exist\(s\); edgerl init overwrites nothing/);
   });
+
+  it('says what a project without edgerl installed lacks, at init and when the edge imports it', async () => {
+    const bare = await mkdtemp(join(tmpdir(), 'edgerl-bare-project-'));
+    try {
+      const init = await runEdgerl(['init', bare], { cwd: project, env: process.env });
+      expect(init.code).toBe(0);
+      expect(init.stdout).toContain(
+        `note: environments.ts imports edgerl and zod, which ${bare} cannot find`,
+      );
+      const edge = await edgerl(['edge', '--environments', join(bare, 'environments.ts'), '--port', '0']);
+      expect(edge.code).toBe(2);
+      expect(edge.stderr).toMatch(
+        /cannot import it: .*'zod'.* \(install it in the module's project: npm install zod\)/,
+      );
+    } finally {
+      await rm(bare, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it("passes its own test in the user's project, importing edgerl/environment from node_modules", async () => {
     // The outer run's VITEST_* variables would make the inner vitest think it is a worker.
