@@ -143,7 +143,7 @@ export default defineConfig({
             const context = inject('workerd');
             // The binding's local connection string, the way a developer gives it to `wrangler dev`:
             // wrangler reads this variable while it turns the [[hyperdrive]] block into a Miniflare
-            // binding (applyHyperdriveEnvVars in wrangler 4.86.0), and refuses the block without it.
+            // binding (applyHyperdriveEnvVars in wrangler 4.86 to 4.164), and refuses the block without it.
             process.env.CLOUDFLARE_HYPERDRIVE_LOCAL_CONNECTION_STRING_HYPERDRIVE = hyperdriveOrigin(
               context.databaseUrl,
             );

@@ -5,7 +5,8 @@
 //
 // Facts this relies on (feasibility notes §11, checked with webgpu@0.6.2 and tfjs 4.22.0):
 // - tfjs-backend-webgpu checks `navigator.gpu` when it is imported and when a backend is built, so it
-//   is defined first (Node 20 has no `navigator`; Node ≥ 21 has one whose properties are getters).
+//   is defined first: on Node's own `navigator` (since Node 21) as a property, since its properties are
+//   getters; a runtime without one gets a plain object.
 // - Its own factory asks for an adapter again, so this file registers one that reuses the adapter it
 //   checked: the backend then runs on exactly the adapter that was printed.
 // - dataSync()/arraySync() throw there (they need OffscreenCanvas): the runtime reads with data().

@@ -13,7 +13,7 @@ import { redactUrl, storeLocation } from './store-location.ts';
 
 /** The neonConfig settings a local setup changes (Neon's defaults suit its hosted service). */
 export interface NeonSettings {
-  /** Needed where there is no global WebSocket (Node 20: pass the `ws` package's class). */
+  /** Needed where there is no global WebSocket (Node before 22: pass the `ws` package's class). */
   webSocketConstructor?: typeof neonConfig.webSocketConstructor;
   /** A WebSocket-to-TCP proxy for a plain Postgres server, e.g. `(host, port) => 'localhost:9000/v2?address=' + host + ':' + port`. */
   wsProxy?: typeof neonConfig.wsProxy;
