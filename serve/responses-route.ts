@@ -10,7 +10,8 @@ import { errorMessage } from '../protocol/error-message.ts';
 import type { ResponseContext } from '../protocol/openai/responses/response-envelope.ts';
 import { ResponseEventStream } from '../protocol/openai/responses/response-event-stream.ts';
 import { responsesRequestSchema } from '../protocol/openai/responses/responses-request.ts';
-import { toChatRequest } from '../protocol/openai/responses/to-chat-request.ts';
+import { renameInMessage, responsesField } from '../protocol/openai/responses/responses-field.ts';
+import { type ChatRequestTranslation, toChatRequest } from '../protocol/openai/responses/to-chat-request.ts';
 import { toResponseObject } from '../protocol/openai/responses/to-response-object.ts';
 import { ChatChunks } from './chat-stream.ts';
 import { chatCompletionBody } from './chat-response.ts';
@@ -30,7 +31,7 @@ export function responsesRoute(serve: ServeContext): Hono {
     if (!translated.ok) {
       throw new ServeError('bad-request', `${translated.field}: ${translated.message}`, translated.field);
     }
-    const { context, choices, updates } = startChatCompletion(serve, translated.body, c.req.raw.signal);
+    const { context, choices, updates } = startResponse(serve, translated, c.req.raw.signal);
     const response: ResponseContext = {
       id: `resp_${crypto.randomUUID().replaceAll('-', '')}`,
       createdAt: unixSeconds(),
@@ -64,4 +65,21 @@ export function responsesRoute(serve: ServeContext): Hono {
       if (!stream.aborted) await send(events.finish());
     });
   });
+}
+
+/** The chat completion the body translated to; a refusal of its chat fields names the client's fields. */
+function startResponse(
+  serve: ServeContext,
+  translated: Extract<ChatRequestTranslation, { ok: true }>,
+  signal: AbortSignal,
+) {
+  try {
+    return startChatCompletion(serve, translated.body, signal);
+  } catch (error) {
+    if (!(error instanceof ServeError) || error.param === null) throw error;
+    const field = responsesField(error.param, translated.sources);
+    if (field === undefined) throw error;
+    const message = renameInMessage(error.message, translated.sources);
+    throw new ServeError(error.code, message, field, { cause: error });
+  }
 }

@@ -20,6 +20,7 @@ import {
 import { recordedItemId } from '../../protocol/openai/responses/recorded-item-id.ts';
 import type { ResponseContext } from '../../protocol/openai/responses/response-envelope.ts';
 import { ResponseEventStream } from '../../protocol/openai/responses/response-event-stream.ts';
+import { renameInMessage, responsesField } from '../../protocol/openai/responses/responses-field.ts';
 import type { ResponsesRequest } from '../../protocol/openai/responses/responses-request.ts';
 import { toChatRequest } from '../../protocol/openai/responses/to-chat-request.ts';
 import { toResponseObject } from '../../protocol/openai/responses/to-response-object.ts';
@@ -49,7 +50,7 @@ export async function recordResponse(context: ProxyContext, call: ResponsesCall)
   } catch (error) {
     throw renamed(error, sources);
   }
-  if (result.status < 200 || result.status >= 300) return result;
+  if (result.status < 200 || result.status >= 300) return renamedUpstreamError(result, sources);
   const response: ResponseContext = {
     id: `resp_${crypto.randomUUID().replaceAll('-', '')}`,
     createdAt: Math.floor(Date.now() / 1000),
@@ -129,18 +130,35 @@ function stored<T>(read: Promise<T>): Promise<T> {
   });
 }
 
-/** A 400 on `messages.N…` of the translated request, on the input item message N came from. */
+/** A 400 on a field of the translated chat request, renamed to the field the client sent. */
 function renamed(error: unknown, sources: readonly string[]): unknown {
   if (!(error instanceof ApiError) || error.field === undefined) return error;
-  const match = /^messages\.(\d+)(.*)$/.exec(error.field);
-  const source = match ? sources[Number(match[1])] : undefined;
-  if (!match || source === undefined) return error;
-  // A content part keeps its place; other chat names (tool_call_id, tool_calls.N) are the item's own.
-  const field = match[2]?.startsWith('.content') ? `${source}${match[2]}` : source;
-  const message = error.message.startsWith(`${error.field}: `)
-    ? `${field}: ${error.message.slice(error.field.length + 2)}`
-    : error.message;
-  return new ApiError(error.code, message, { field, cause: error });
+  const field = responsesField(error.field, sources);
+  if (field === undefined) return error;
+  return new ApiError(error.code, renameInMessage(error.message, sources), {
+    field,
+    cause: error,
+  });
+}
+
+/**
+ * The upstream's refusal of the chat request (vLLM's `{error: {message, param}}`), its field and message
+ * renamed to what the client sent; any other body passes as it came.
+ */
+function renamedUpstreamError(result: ProxyResult, sources: readonly string[]): ProxyResult {
+  if (typeof result.body !== 'string') return result;
+  let body: { error?: { message?: unknown; param?: unknown } };
+  try {
+    body = JSON.parse(result.body) as typeof body;
+  } catch {
+    return result;
+  }
+  const error = body.error;
+  if (typeof error !== 'object' || error === null) return result;
+  const param = typeof error.param === 'string' ? responsesField(error.param, sources) : undefined;
+  const message = typeof error.message === 'string' ? renameInMessage(error.message, sources) : undefined;
+  const renamedError = { ...error, ...(param ? { param } : {}), ...(message ? { message } : {}) };
+  return { ...result, body: JSON.stringify({ ...body, error: renamedError }) };
 }
 
 /**

@@ -270,6 +270,26 @@ describe('POST /v1/responses on the recording proxy', () => {
     expect(await stack.turns(id)).toEqual([]);
   });
 
+  it("names the upstream's refusal of a schema keyword by the Responses body's own fields", async () => {
+    const { id, baseURL } = await stack.startTrajectory();
+    const uri = {
+      type: 'object',
+      properties: { link: { type: 'string', format: 'uri' } },
+      required: ['link'],
+    };
+    const reply = await post(`${baseURL}/responses`, {
+      model: servedModelName,
+      input: 'Hi.',
+      tools: [{ type: 'function', name: 'open', parameters: uri, strict: true }],
+      tool_choice: 'required',
+    });
+    expect(reply.status).toBe(400);
+    const { error } = JSON.parse(reply.text) as { error: { message: string; param: string } };
+    expect(error.param).toBe('tools.0.parameters');
+    expect(error.message).toMatch(/^tools\.0\.parameters\.properties\.link\.format: "uri" is not supported/);
+    expect(await stack.turns(id)).toEqual([]);
+  });
+
   it.each([
     [{ model: servedModelName, input: [1] }, 'input.0'],
     [{ model: servedModelName, input: [{ role: 'user', content: 5 }] }, 'input.0.content'],

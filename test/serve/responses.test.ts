@@ -137,4 +137,40 @@ describe('POST /v1/responses', () => {
     expect(garbage.status).toBe(400);
     expect(((await garbage.json()) as { error: { param: string } }).error.param).toBe('input');
   });
+
+  it("names a refused schema keyword or token limit by the Responses body's own fields", async () => {
+    const post = async (body: unknown) => {
+      const reply = await fetch(`${server.serving.url}/v1/responses`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: modelName, input: 'Hi.', ...(body as object) }),
+      });
+      return {
+        status: reply.status,
+        error: ((await reply.json()) as { error: { message: string; param: string } }).error,
+      };
+    };
+    const uri = {
+      type: 'object',
+      properties: { link: { type: 'string', format: 'uri' } },
+      required: ['link'],
+    };
+    const tool = await post({
+      tools: [{ type: 'function', name: 'open', parameters: uri, strict: true }],
+      tool_choice: 'required',
+    });
+    expect(tool.status).toBe(400);
+    expect(tool.error.param).toBe('tools.0.parameters');
+    expect(tool.error.message).toMatch(
+      /^tools\.0\.parameters\.properties\.link\.format: "uri" is not supported/,
+    );
+    expect(tool.error.message).not.toMatch(/function\.parameters|response_format|max_tokens/);
+    const format = await post({ text: { format: { type: 'json_schema', name: 'out', schema: uri } } });
+    expect(format.status).toBe(400);
+    expect(format.error.message).toMatch(/^text\.format\.schema\.properties\.link\.format: "uri"/);
+    const tokens = await post({ max_output_tokens: 1_000_000 });
+    expect(tokens.status).toBe(400);
+    expect(tokens.error.param).toBe('max_output_tokens');
+    expect(tokens.error.message).not.toMatch(/max_tokens/);
+  });
 });
