@@ -8,14 +8,19 @@ import type { StoreDb } from './store-db.ts';
 import { storeFunctions } from './store-functions.ts';
 
 // What callers outside db/ may name besides the Store: the types and constants of its functions.
-export type { AbArmOutcomes, AbRewardSource, EndedOutcome } from './store/ab-arm-outcomes.ts';
-export { abRewardSources } from './store/ab-arm-outcomes.ts';
-export { defaultMinSamples } from './store/create-experiment.ts';
-export { defaultLeaseSeconds } from './store/fields.ts';
+export {
+  type AbRewardSource,
+  abRewardSources,
+  defaultLeaseSeconds,
+  defaultMinSamples,
+  maxIngestEpisodes,
+  maxIngestTurns,
+} from './store-constants.ts';
+export type { AbArmOutcomes, EndedOutcome } from './store/ab-arm-outcomes.ts';
 export type { AbArm, AbExperimentView } from './store/get-ab-experiment.ts';
 export type { GroupWithTrajectories } from './store/get-group.ts';
 export type { IngestEpisodeInput, IngestTrajectoriesInput } from './store/ingest-episode.ts';
-export { ingestEpisodeSchema, maxIngestEpisodes, maxIngestTurns } from './store/ingest-episode.ts';
+export { ingestEpisodeSchema } from './store/ingest-episode.ts';
 export type { IngestedTrajectory, IngestResult } from './store/ingest-trajectories.ts';
 export type { GroupTurnsAfter } from './store/group-turns-after.ts';
 export type { TrainingRunListing } from './store/list-training-runs.ts';

@@ -1,6 +1,6 @@
 // The A/B report's shapes: what buildAbReport takes (per-arm outcomes, control first) and what it
 // returns (arm summaries, comparisons with the control, a verdict). Types only.
-import type { ExperimentMetric } from '../db/schema/experiments.ts';
+import type { ExperimentMetric } from '../db/store-constants.ts';
 import type { AbArmOutcomes } from '../db/store.ts';
 import type { ExperimentStatus } from '../protocol/statuses.ts';
 import type { DifferenceTest, MeanSummary, ProportionSummary } from './statistics.ts';

@@ -1,7 +1,7 @@
 // Which test compares two arms for each metric, how it is named and written in the verdict, and when
 // the arms cannot be compared yet. A closed table over the tests; the counting of successes is
 // success.ts.
-import type { ExperimentMetric } from '../db/schema/experiments.ts';
+import type { ExperimentMetric } from '../db/store-constants.ts';
 import type { AbTest } from './ab-report.ts';
 import { signed } from './format-numbers.ts';
 import { type DifferenceTest, twoProportionTest, welchTTest } from './statistics.ts';

@@ -10,8 +10,10 @@ import { registerWasmBatchMatMul } from './wasm-batch-matmul.ts';
 import { registerWasmMemoryKernels } from './wasm-memory-kernels.ts';
 import { activateWebgpu } from './webgpu-backend.ts';
 import { errorMessage } from '../protocol/error-message.ts';
+import { type BackendChoice, backendNames, backendPreference, isBackendChoice } from './backend-names.ts';
 
-export type BackendChoice = 'node-gpu' | 'webgpu' | 'webgpu:software' | 'node' | 'wasm' | 'cpu';
+// The names live in backend-names.ts (free of TensorFlow.js, for usage text); re-exported for callers here.
+export { type BackendChoice, backendFlagHelp, backendPreference, isBackendChoice } from './backend-names.ts';
 
 type Log = (line: string) => void;
 
@@ -25,8 +27,8 @@ interface BackendSpec {
   readonly activate: (log: Log) => Promise<Activation>;
 }
 
-/** Every backend by the name the --backend flag and EDGERL_BACKEND take. */
-export const backendChoices = {
+/** How each backend of backend-names.ts starts. */
+const backendChoices = {
   'node-gpu': {
     activate: async () => {
       const failure = await importAndSet('@tensorflow/tfjs-node-gpu', 'tensorflow');
@@ -76,12 +78,6 @@ export const backendChoices = {
   },
 } satisfies Record<BackendChoice, BackendSpec>;
 
-/** Tried in this order when nothing is requested (webgpu:software only on request). */
-export const backendPreference: readonly BackendChoice[] = ['node-gpu', 'webgpu', 'node', 'wasm', 'cpu'];
-
-/** Help text for --backend flags. */
-export const backendFlagHelp = `${Object.keys(backendChoices).join(' | ')} (or EDGERL_BACKEND; default: first available of ${backendPreference.join(' → ')})`;
-
 export type BackendErrorCode = 'unknown-backend' | 'backend-unavailable';
 
 export class BackendError extends Error {
@@ -106,10 +102,6 @@ export interface SelectedBackend {
 
 let current: SelectedBackend | undefined;
 
-export function isBackendChoice(value: string): value is BackendChoice {
-  return Object.hasOwn(backendChoices, value);
-}
-
 /**
  * Activates a backend and prints the choice and its device once (through `log`). `requested` (from a
  * flag or the EDGERL_BACKEND variable, read by the entry point) skips the search and fails if
@@ -123,7 +115,7 @@ export async function selectBackend(
   if (requested !== undefined && !isBackendChoice(requested)) {
     throw new BackendError(
       'unknown-backend',
-      `unknown backend "${requested}"; choose one of ${Object.keys(backendChoices).join(', ')}`,
+      `unknown backend "${requested}"; choose one of ${backendNames.join(', ')}`,
     );
   }
   if (current && (requested === undefined || requested === current.choice)) return current;

@@ -6,6 +6,7 @@
 import * as tf from '@tensorflow/tfjs';
 import type { ModelConfig, Projection } from './hf-config.ts';
 import { projections } from './hf-config.ts';
+import { type LoraInitA, loraInitAs } from './lora-init-a.ts';
 import { createRng } from './rng.ts';
 import { projectionShape } from './weight-names.ts';
 
@@ -25,15 +26,6 @@ export interface LoraConfig {
   /** How a new adapter's A starts. PEFT default: kaiming-uniform. Only creation reads it. */
   readonly initA: LoraInitA;
 }
-
-/**
- * kaiming-uniform: PEFT's default. orthogonal: A's rows (or columns, when r > in) orthonormal and
- * scaled by 1/scaling, so scaling·B·A moves W by exactly B's update rotated (Saxe et al. 2013,
- * arXiv:1312.6120, for orthogonal init). Paired with a frozen A (LoRA-FA, Zhang et al. 2023,
- * arXiv:2308.03303) and r = in, training B is full fine-tuning of W in a rotated basis.
- */
-export type LoraInitA = 'kaiming-uniform' | 'orthogonal';
-export const loraInitAs = ['kaiming-uniform', 'orthogonal'] as const satisfies readonly LoraInitA[];
 
 export const defaultLoraConfig: LoraConfig = {
   r: 8,
@@ -104,7 +96,7 @@ function variableName(adapter: string, layer: number, projection: Projection, wh
 /**
  * Builds an adapter from given transposed matrices, or initialises them: Aᵀ ~ U(−1/√in, 1/√in),
  * which is torch's kaiming_uniform_(a=√5) on A [r, in] (gain √(1/3), bound gain·√(3/fan_in)) as in
- * PEFT's `reset_lora_parameters`, or orthogonal (see LoraInitA); B zero, or U(−1/√r, 1/√r)
+ * PEFT's `reset_lora_parameters`, or orthogonal (see lora-init-a.ts); B zero, or U(−1/√r, 1/√r)
  * (nn.Linear's init) with initLoraWeights false.
  */
 export function createLoraAdapter(
@@ -188,7 +180,7 @@ function orthogonalAT(input: number, r: number, scale: number, rng: { normal(): 
   return out;
 }
 
-/** Freezes (or unfreezes) every A of the adapter: LoRA-FA trains B alone (see LoraInitA). */
+/** Freezes (or unfreezes) every A of the adapter: LoRA-FA trains B alone (see lora-init-a.ts). */
 export function setLoraATrainable(adapter: LoraAdapter, trainable: boolean): void {
   for (const layer of adapter.layers)
     for (const projection of projections) {

@@ -3,7 +3,7 @@
 // serveModel receives the input and resolves it here. The model-dependent bound on maxModelLen is
 // checked in serveModel, once the model's max_position_embeddings is known.
 import { z } from 'zod';
-import { backendChoices, backendPreference } from '../model/backend.ts';
+import { backendNames, backendPreference } from '../model/backend-names.ts';
 import { documented, parseConfig } from '../protocol/config-docs.ts';
 import { ConfigError } from '../protocol/config-error.ts';
 import { intBetween } from '../protocol/config-fields.ts';
@@ -78,7 +78,7 @@ export const serveConfigSchema = z.strictObject({
       'a tiny-preset step costs about the same from 1 to 16 rows (serve/workers/row-shards.ts), and a step waits for its slowest worker',
   }),
   backend: documented(z.string().optional(), {
-    doc: `TensorFlow.js backend: ${Object.keys(backendChoices).join(' | ')}`,
+    doc: `TensorFlow.js backend: ${backendNames.join(' | ')}`,
     shownDefault: `the first available of ${backendPreference.join(' → ')}`,
     flag: 'backend',
     arg: 'NAME',

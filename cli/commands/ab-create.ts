@@ -1,9 +1,8 @@
 // `edgerl ab create NAME --arm VERSION=WEIGHT --arm …`: starts an A/B experiment between published
 // versions of one policy. The first arm is the control. The sample size the report waits for is
 // --min-samples, or sized from --baseline/--min-effect for a success metric, or 100 per arm.
-import { type ExperimentMetric, experimentMetrics } from '../../db/schema/experiments.ts';
-import { defaultMinSamples } from '../../db/store.ts';
 import type { PublicationRow } from '../../db/store.ts';
+import { defaultMinSamples, type ExperimentMetric, experimentMetrics } from '../../db/store-constants.ts';
 import { sampleSizeForProportions } from '../../experiments/statistics.ts';
 import { type CommandInput, defineCommand, stringFlag, UsageError } from '../command.ts';
 import { onePositional, databaseUrlOption, databaseUrlUsage, withAbStore } from './ab-store.ts';

@@ -1,7 +1,7 @@
 // `edgerl ab report NAME`: per-arm outcomes and rewards, each arm against the control, and a verdict
 // that waits for the experiment's sample size. Text by default, the report object with --json.
 import { taskSplits } from '../../protocol/statuses.ts';
-import { abRewardSources } from '../../db/store.ts';
+import { abRewardSources } from '../../db/store-constants.ts';
 import { formatAbReport } from '../../experiments/format-ab-report.ts';
 import { loadAbReport } from '../../experiments/load-ab-report.ts';
 import { defineCommand, stringFlag, UsageError } from '../command.ts';

@@ -7,10 +7,9 @@ import { isLoopbackHost } from '../../console/auth/same-origin.ts';
 import type { ConsoleAccess } from '../../console/console-env.ts';
 import { configFields, documented, parseConfig } from '../../protocol/config-docs.ts';
 import { intBetween } from '../../protocol/config-fields.ts';
-import { KeyRing } from '../../protocol/key-ring.ts';
 import { parseReplicaList } from '../../protocol/replica-url.ts';
 import { defineCommand, UsageError } from '../command.ts';
-import { defaultConsolePort, startConsole } from '../console/start-console.ts';
+import { defaultConsolePort } from '../console/console-port.ts';
 import { configOptions, readConfigFlags } from '../flags/config-flags.ts';
 import { usageOptions } from '../flags/config-usage.ts';
 import { storeFlagFields } from '../flags/store-flags.ts';
@@ -69,6 +68,7 @@ Environment:
       readConfigFlags(fields, values, env),
       (issues) => new UsageError(issues.join('; ')),
     );
+    const { KeyRing } = await import('../../protocol/key-ring.ts');
     const keyList = (text: string | undefined) =>
       (text ?? '')
         .split(',')
@@ -89,6 +89,7 @@ Environment:
     }
     const fleet = env.EDGERL_INFERENCE_REPLICAS ? parseReplicaList(env.EDGERL_INFERENCE_REPLICAS) : [];
     const { writeConsoleExport } = await import('../console/write-export.ts');
+    const { startConsole } = await import('../console/start-console.ts');
     const { tokenTextFromModel } = await import('../console/token-text.ts');
     const { openStore } = await import('../../db/drivers/open-store.ts');
     const tokenText = options.model ? await tokenTextFromModel(options.model) : undefined;

@@ -5,14 +5,14 @@ import { createReadStream } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { z } from 'zod';
 import { storeConfigFromEnv } from '../../db/drivers/store-config.ts';
-import { maxIngestEpisodes } from '../../db/store.ts';
+import { maxIngestEpisodes } from '../../db/store-constants.ts';
 import { configFields, documented, parseConfig } from '../../protocol/config-docs.ts';
 import { intBetween } from '../../protocol/config-fields.ts';
 import { defineCommand, UsageError } from '../command.ts';
 import { configOptions, readConfigFlags } from '../flags/config-flags.ts';
 import { usageOptions } from '../flags/config-usage.ts';
 import { storeFlagFields } from '../flags/store-flags.ts';
-import { defaultLimits } from '../../edge/app.ts';
+import { defaultLimits } from '../../edge/edge-limits.ts';
 import { readJsonlLines } from '../import/read-jsonl-lines.ts';
 
 export const importSchema = z.strictObject({

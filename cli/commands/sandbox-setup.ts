@@ -1,6 +1,6 @@
 // `edgerl sandbox setup`: provisions the SQL agent's sandbox database on a Postgres server (database,
 // reader role, seed, grants, revokes; idempotent) and prints the reader URL for EDGERL_SQL_DATABASE_URL.
-import { defaultReaderRole, defaultSandboxDatabase, setupSandbox } from '../../sandbox/node/setup-sandbox.ts';
+import { defaultReaderRole, defaultSandboxDatabase } from '../../sandbox/sandbox-names.ts';
 import { defineCommand, stringFlag, UsageError } from '../command.ts';
 
 export const sandboxSetupCommand = defineCommand({
@@ -28,6 +28,7 @@ Options:
     const database = stringFlag(values, 'database');
     const role = stringFlag(values, 'role');
     const password = stringFlag(values, 'password');
+    const { setupSandbox } = await import('../../sandbox/node/setup-sandbox.ts');
     const setup = await setupSandbox({
       adminUrl,
       ...(database ? { database } : {}),

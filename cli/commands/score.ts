@@ -3,13 +3,6 @@
 // explanation. The trainer goes through the same scoreAndRecordGroup.
 import { readFileSync } from 'node:fs';
 import { storeConfigFromEnv } from '../../db/drivers/store-config.ts';
-import { scorableStatuses } from '../../db/store.ts';
-import { formatScoreReport } from '../../trainer/ruler/format-score-report.ts';
-import { createJudgeClient } from '../../trainer/ruler/judge-client.ts';
-import { loadJudgeGroup } from '../../trainer/ruler/load-judge-group.ts';
-import { rulerConfigFromEnv } from '../../trainer/ruler/ruler-config.ts';
-import { scoreAndRecordGroup } from '../../trainer/ruler/score-and-record.ts';
-import { storeJudgeScoreSink } from '../../trainer/ruler/store-sink.ts';
 import { type CommandInput, defineCommand, intFlag, stringFlag, UsageError } from '../command.ts';
 import { errorMessage } from '../../protocol/error-message.ts';
 
@@ -42,6 +35,13 @@ Options:
   },
   async run({ values, env, stdout, stderr }) {
     const { openStore } = await import('../../db/drivers/open-store.ts');
+    const { scorableStatuses } = await import('../../db/store.ts');
+    const { formatScoreReport } = await import('../../trainer/ruler/format-score-report.ts');
+    const { createJudgeClient } = await import('../../trainer/ruler/judge-client.ts');
+    const { loadJudgeGroup } = await import('../../trainer/ruler/load-judge-group.ts');
+    const { rulerConfigFromEnv } = await import('../../trainer/ruler/ruler-config.ts');
+    const { scoreAndRecordGroup } = await import('../../trainer/ruler/score-and-record.ts');
+    const { storeJudgeScoreSink } = await import('../../trainer/ruler/store-sink.ts');
     const groupId = stringFlag(values, 'group');
     if (!groupId) throw new UsageError('--group ID is required');
     const config = rulerConfigFromEnv(env, {

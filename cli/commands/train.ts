@@ -13,7 +13,6 @@ import {
 import { type CommandInput, defineCommand, UsageError } from '../command.ts';
 import { configOptions, readConfigFlags } from '../flags/config-flags.ts';
 import { usageOptions } from '../flags/config-usage.ts';
-import { judgeFromEnv } from '../train/judge-from-env.ts';
 import { parseDuration } from '../train/parse-duration.ts';
 import { trainJobFields, trainJobSchema } from '../train/train-job-flags.ts';
 
@@ -45,6 +44,7 @@ ${usageOptions([...trainFields, ...trainJobFields], sections)}`,
   async run({ values, env, stdout, stderr }) {
     const { pauseHook, pausePoint } = await import('../train/pause-hook.ts');
     const { runTrainJob } = await import('../train/run-train-job.ts');
+    const { judgeFromEnv } = await import('../train/judge-from-env.ts');
     const flags = trainJobSchema.parse(readConfigFlags(trainJobFields, values, env));
     if (flags.once === true && flags.every !== undefined)
       throw new UsageError('choose one of --once and --every');

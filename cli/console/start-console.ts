@@ -8,6 +8,7 @@ import { GuessLimiter } from '../../protocol/guess-limiter.ts';
 import type { ConsoleAccess } from '../../console/console-env.ts';
 import { createConsoleServer } from '../../console/console-server.ts';
 import { defaultConsoleBase } from '../../console/console-app.ts';
+import { defaultConsolePort } from './console-port.ts';
 
 export interface StartConsoleOptions {
   readonly store: Store;
@@ -32,8 +33,6 @@ export interface RunningConsole {
   /** Stops listening; the store stays open (its owner closes it). */
   close(): Promise<void>;
 }
-
-export const defaultConsolePort = 8788;
 
 export async function startConsole(options: StartConsoleOptions): Promise<RunningConsole> {
   const app = createConsoleServer({

@@ -4,7 +4,7 @@
 // Where the files go under --data-dir is demo-paths.ts.
 import { join } from 'node:path';
 import { z } from 'zod';
-import { loraInitAs } from '../../model/lora.ts';
+import { loraInitAs } from '../../model/lora-init-a.ts';
 import { engineKinds } from '../../trainer/engine/train-engine.ts';
 import { lrScheduleKinds } from '../../trainer/train/lr-schedule-settings.ts';
 import { documented, type FieldDoc, parseConfig } from '../../protocol/config-docs.ts';

@@ -6,7 +6,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { openStore } from '../../db/drivers/open-store.ts';
-import { defaultConsolePort } from '../console/start-console.ts';
+import { defaultConsolePort } from '../console/console-port.ts';
 import { tokenTextFromModel } from '../console/token-text.ts';
 import { writeConsoleExport } from '../console/write-export.ts';
 import { loadAbReport } from '../../experiments/load-ab-report.ts';

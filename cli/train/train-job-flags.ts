@@ -1,7 +1,7 @@
 // `edgerl train`'s flags that are not trainer config: the schedule, the store and the compute backend.
 // Documented like the config's fields, so the usage text and the parser come from one table.
 import { z } from 'zod';
-import { backendChoices, backendPreference } from '../../model/backend.ts';
+import { backendNames, backendPreference } from '../../model/backend-names.ts';
 import { configFields, documented } from '../../protocol/config-docs.ts';
 import { storeFlagFields } from '../flags/store-flags.ts';
 
@@ -32,7 +32,7 @@ export const trainJobSchema = z.strictObject({
   }),
   ...storeFlagFields(where),
   backend: documented(z.string().optional(), {
-    doc: `compute backend: ${Object.keys(backendChoices).join(' | ')}`,
+    doc: `compute backend: ${backendNames.join(' | ')}`,
     shownDefault: `the first available of ${backendPreference.join(' → ')}`,
     flag: 'backend',
     arg: 'NAME',

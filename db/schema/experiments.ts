@@ -4,12 +4,9 @@
 import { experimentStatuses } from '../../protocol/statuses.ts';
 import { sql } from 'drizzle-orm';
 import { check, integer, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { experimentMetrics } from '../store-constants.ts';
 import { checkOneOf, timestamptz } from './columns.ts';
 import { policies } from './policies.ts';
-
-/** `reward`: mean reward, Welch's t-test; `success`: share of rewards equal to 1, two-proportion z-test. */
-export const experimentMetrics = ['reward', 'success'] as const;
-export type ExperimentMetric = (typeof experimentMetrics)[number];
 
 export const experiments = pgTable(
   'experiments',

@@ -11,16 +11,10 @@ import { experimentArms } from '../schema/experiment-arms.ts';
 import { policyVersions } from '../schema/policies.ts';
 import { tasks } from '../schema/tasks.ts';
 import { trajectories } from '../schema/trajectories.ts';
+import { type AbRewardSource, abRewardSources } from '../store-constants.ts';
 import type { StoreDb } from '../store-db.ts';
 import { id } from './fields.ts';
 import { parseInput } from './parse-input.ts';
-
-/**
- * Which reward the report compares. `auto`: final_reward (what the trainer used) where set, else
- * verifier_reward (live traffic the trainer never scored); the others read one column.
- */
-export const abRewardSources = ['auto', 'final', 'verifier', 'judge'] as const;
-export type AbRewardSource = (typeof abRewardSources)[number];
 
 const rewardExpressions = {
   auto: sql<number | null>`coalesce(${trajectories.finalReward}, ${trajectories.verifierReward})`,

@@ -10,7 +10,8 @@ import { policyVersions } from '../schema/policies.ts';
 import { type RolloutGroup, rolloutGroups } from '../schema/rollout-groups.ts';
 import { tasks } from '../schema/tasks.ts';
 import type { StoreDb } from '../store-db.ts';
-import { defaultLeaseSeconds, id, leaseOwner, leaseSeconds } from './fields.ts';
+import { defaultLeaseSeconds } from '../store-constants.ts';
+import { id, leaseOwner, leaseSeconds } from './fields.ts';
 import { claimableStatuses } from './group-transitions.ts';
 import { parseInput } from './parse-input.ts';
 

@@ -7,8 +7,9 @@ import { z } from 'zod';
 import { isUuidLike } from '../../protocol/is-uuid-like.ts';
 import { StoreError } from '../errors.ts';
 import { experimentArms } from '../schema/experiment-arms.ts';
-import { experimentMetrics, experiments } from '../schema/experiments.ts';
+import { experiments } from '../schema/experiments.ts';
 import { policyVersions } from '../schema/policies.ts';
+import { defaultMinSamples, experimentMetrics } from '../store-constants.ts';
 import type { StoreDb } from '../store-db.ts';
 import type { ExperimentWithArms } from './experiments.ts';
 import { id, name } from './fields.ts';
@@ -22,14 +23,6 @@ export const experimentName = z
     'letters, digits, ".", "_" or "-", starting with a letter or digit',
   )
   .refine((value) => !isUuidLike(value), 'must not look like an id (a UUID)');
-
-/**
- * Rewarded trajectories per arm when nothing sizes the test. A floor against verdicts on noise, not a
- * power calculation: with rewards in [0, 1] (sd ≤ 0.5) and 100 per arm, the 95% interval of a
- * difference of means is at most ±1.97·0.5·√(2/100) ≈ ±0.14 wide, and t(99) is within 1.2% of the
- * normal quantile (1.984 vs 1.960), so the interval is close to its large-sample value.
- */
-export const defaultMinSamples = 100;
 
 const createExperimentSchema = z.object({
   name: experimentName,

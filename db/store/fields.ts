@@ -15,6 +15,3 @@ export const name = z.string().trim().min(1).max(200);
 export const leaseOwner = z.string().min(1).max(200);
 /** Lease length in seconds: more than 0, at most a day. */
 export const leaseSeconds = z.number().positive().max(86_400);
-/** The lease a claim or renewal takes when the caller names none, seconds: ten minutes, long enough
- *  for a scoring call and a training step on CPU (an edgerl choice); the trainer's default reads it. */
-export const defaultLeaseSeconds = 600;

@@ -11,12 +11,8 @@ import { type Turn, type TurnInput, turnInputSchema } from '../../protocol/turn.
 import { rewardSchema, sequenceIssues } from '../../protocol/validate-turns.ts';
 import { z } from 'zod';
 import { metadataSchema } from '../schema/json.ts';
+import { maxIngestEpisodes, maxIngestTurns } from '../store-constants.ts';
 import { id, int4, name } from './fields.ts';
-
-/** Episodes in one call; the edge's body limit and the CLI's batches keep requests far below it. */
-export const maxIngestEpisodes = 1_000;
-/** Turns in one episode (an agent run of a few hundred steps is long). */
-export const maxIngestTurns = 10_000;
 
 /** The store sets these from the episode; a turn that names them is refused rather than silently rewritten. */
 const storeSetFields = ['trajectoryId', 'index'] as const;

@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { StoreError } from '../errors.ts';
 import { rolloutGroups } from '../schema/rollout-groups.ts';
 import type { StoreDb } from '../store-db.ts';
-import { defaultLeaseSeconds, id, leaseOwner, leaseSeconds } from './fields.ts';
+import { defaultLeaseSeconds } from '../store-constants.ts';
+import { id, leaseOwner, leaseSeconds } from './fields.ts';
 import { parseInput } from './parse-input.ts';
 
 const renewLeaseSchema = z.object({

@@ -7,7 +7,8 @@ import { and, eq, inArray, isNull, lt, notInArray, or, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { type RolloutGroup, rolloutGroups } from '../schema/rollout-groups.ts';
 import type { StoreDb } from '../store-db.ts';
-import { defaultLeaseSeconds, id, leaseOwner, leaseSeconds } from './fields.ts';
+import { defaultLeaseSeconds } from '../store-constants.ts';
+import { id, leaseOwner, leaseSeconds } from './fields.ts';
 import { claimableStatuses } from './group-transitions.ts';
 import { parseInput } from './parse-input.ts';
 

@@ -8,7 +8,8 @@ import { StoreError } from '../errors.ts';
 import { type PolicyLease, policyLeases } from '../schema/policy-leases.ts';
 import { trainingRuns } from '../schema/policies.ts';
 import type { StoreDb } from '../store-db.ts';
-import { defaultLeaseSeconds, id, leaseOwner, leaseSeconds } from './fields.ts';
+import { defaultLeaseSeconds } from '../store-constants.ts';
+import { id, leaseOwner, leaseSeconds } from './fields.ts';
 import { parseInput } from './parse-input.ts';
 
 const takePolicyLeaseSchema = z.object({

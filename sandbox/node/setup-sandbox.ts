@@ -19,9 +19,7 @@ import {
   stillReadableQuery,
 } from '../reader-privileges.ts';
 import { sampleSeedSql } from '../sample-seed.ts';
-
-export const defaultSandboxDatabase = 'edgerl_sql';
-export const defaultReaderRole = 'edgerl_sql_reader';
+import { defaultReaderRole, defaultSandboxDatabase } from '../sandbox-names.ts';
 
 export interface SetupSandboxOptions {
   /** A role that may create databases and roles (on Neon: the project owner). */

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../cli/command.ts';
 import { parseArmSpec, resolveMinSamples } from '../../cli/commands/ab-create.ts';
-import { defaultMinSamples } from '../../db/store/create-experiment.ts';
+import { defaultMinSamples } from '../../db/store-constants.ts';
 
 describe('parseArmSpec', () => {
   it('splits at the last "=" and defaults the weight to 1', () => {

@@ -12,7 +12,8 @@ import * as tf from '@tensorflow/tfjs';
 import { type Aggregation, aggregations, type StepNormaliser } from './aggregate.ts';
 import { klK3 } from './kl.ts';
 import { type ClipBounds, type LossKind, type TokenLossInput, tokenLosses } from './losses.ts';
-import { type RolloutCorrection, truncatedImportanceWeights } from './rollout-correction.ts';
+import { truncatedImportanceWeights } from './rollout-correction.ts';
+import type { RolloutCorrection } from './rollout-correction-kinds.ts';
 
 export interface GrpoLossOptions {
   readonly lossKind: LossKind;

@@ -6,7 +6,8 @@ import { expectClose } from '../../test/support/max-difference.ts';
 import { type GrpoLossOptions, grpoLoss, readLossSums } from './grpo-loss.ts';
 import type { LossKind } from './losses.ts';
 import { microBatchGrads } from './micro-batch-grads.ts';
-import { logRatioBound, truncatedImportanceWeights } from './rollout-correction.ts';
+import { truncatedImportanceWeights } from './rollout-correction.ts';
+import { logRatioBound } from './rollout-correction-kinds.ts';
 import { stopGradient } from './stop-gradient.ts';
 
 beforeAll(async () => {

@@ -15,13 +15,8 @@
 // the proximal log-probs are the training forward's own values, detached (TRL's GRPOTrainer does the
 // same when num_iterations is 1): no second forward pass.
 import * as tf from '@tensorflow/tfjs';
+import { logRatioBound } from './rollout-correction-kinds.ts';
 import { stopGradient } from './stop-gradient.ts';
-
-/** The behaviour correction applied to every trained token; `none` leaves the loss as it was. */
-export type RolloutCorrection = { readonly kind: 'tis'; readonly cap: number };
-
-export const rolloutCorrectionKinds = ['none', 'tis'] as const;
-export type RolloutCorrectionKind = (typeof rolloutCorrectionKinds)[number];
 
 export interface ImportanceWeightInput {
   /** [B, T] log-probs under the proximal policy (no gradient is taken through them). */
@@ -40,9 +35,6 @@ export type ImportanceWeights = {
   /** [B, T] 1 where the cap bound (ratio > cap), else 0. */
   readonly truncated: tf.Tensor2D;
 };
-
-/** |log π_prox − log π_sampler| is clamped to this before exp (verl rollout correction's bound). */
-export const logRatioBound = 20;
 
 export function checkCap(cap: number): void {
   if (!(cap >= 1) || !(cap < Math.exp(logRatioBound))) {

@@ -2,7 +2,7 @@
 // slice of the train config. model/lora.ts checks the same values again when it builds an adapter.
 import { z } from 'zod';
 import { type Projection, projections } from '../../model/hf-config.ts';
-import { loraInitAs } from '../../model/lora.ts';
+import { loraInitAs } from '../../model/lora-init-a.ts';
 import { documented } from '../../protocol/config-docs.ts';
 import { intBetween, numberWhere, oneOf } from '../../protocol/config-fields.ts';
 

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { documented } from '../../protocol/config-docs.ts';
 import { intBetween, numberWhere, oneOf } from '../../protocol/config-fields.ts';
-import { logRatioBound, rolloutCorrectionKinds } from '../grpo/rollout-correction.ts';
+import { logRatioBound, rolloutCorrectionKinds } from '../grpo/rollout-correction-kinds.ts';
 
 export const offPolicySection = 'Off-policy data';
 

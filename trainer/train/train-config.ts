@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { defaultLeaseSeconds } from '../../db/store.ts';
+import { defaultLeaseSeconds } from '../../db/store-constants.ts';
 import { documented, parseConfig } from '../../protocol/config-docs.ts';
 import { ConfigError } from '../../protocol/config-error.ts';
 import { finiteNumber, intBetween, numberWhere, oneOf } from '../../protocol/config-fields.ts';
