@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { loraInitAs } from '../../model/lora-init-a.ts';
 import { engineKinds } from '../../trainer/engine/train-engine.ts';
+import { defaultFleetChecks } from '../../trainer/train/inference-endpoint.ts';
 import { lrScheduleKinds } from '../../trainer/train/lr-schedule-settings.ts';
 import { documented, type FieldDoc, parseConfig } from '../../protocol/config-docs.ts';
 import { ConfigError } from '../../protocol/config-error.ts';
@@ -378,6 +379,17 @@ export const demoConfigSchema = z.strictObject({
     source: 'one: the whole loop on one endpoint; more shows fleet publication',
     flag: 'replicas',
     arg: 'N',
+  }),
+  /*
+   * Adapter retention on the replicas (trainer/train/retain-adapters.ts), `edgerl train --keep-versions`
+   * under the same name and default: RL's publications unload older versions, the starting one included,
+   * and the A/B's catch-up loads its arms again (evaluate.ts). The test sets 1, so that retention acts on
+   * a run that publishes two versions.
+   */
+  keepVersions: documented(intBetween(1, 1000).default(defaultFleetChecks.keepVersions), {
+    doc: 'newest versions each replica keeps loaded (`edgerl train --keep-versions`); RL unloads older ones as it publishes, and the A/B loads its arms again',
+    flag: 'keep-versions',
+    arg: 'K',
   }),
   inferencePort: documented(intBetween(0, 65_535).default(0), {
     doc: "the inference endpoint's port (replica i listens on port + i)",

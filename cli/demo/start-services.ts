@@ -94,7 +94,7 @@ export async function startServices(
         ? `inference fleet (vLLM-compatible): ${inferenceUrls.length} replicas at ${inferenceUrls.join(', ')}`
         : `inference endpoint (vLLM-compatible) at ${inferenceUrls[0]}`,
     );
-    await catchUpDemoFleet(store, inferenceUrls, log);
+    await catchUpDemoFleet(store, inferenceUrls, config.keepVersions, log);
     edge = await startEdge({
       config: {
         upstream: { baseUrl: inferenceUrls[0] as string, requestTokenIds: true, timeoutMs: policyTimeoutMs },
@@ -125,7 +125,7 @@ export async function startServices(
     client: new EdgeClient(edge.url, apiKey),
     inferenceUrls,
     modelCreated,
-    catchUp: () => catchUpDemoFleet(store, inferenceUrls, log),
+    catchUp: () => catchUpDemoFleet(store, inferenceUrls, config.keepVersions, log),
     async close() {
       await edge.close();
       await closeInference();
@@ -137,6 +137,7 @@ export async function startServices(
 async function catchUpDemoFleet(
   store: Store,
   replicas: readonly string[],
+  keepVersions: number,
   log: (line: string) => void,
 ): Promise<void> {
   const reports = await catchUpFleet({
@@ -145,7 +146,7 @@ async function catchUpDemoFleet(
       replicas: [...replicas],
       timeoutMs: policyTimeoutMs,
       probeTolerance: defaultFleetChecks.probeTolerance,
-      keepVersions: defaultFleetChecks.keepVersions,
+      keepVersions,
     },
     policyName: demoPolicyName,
   });

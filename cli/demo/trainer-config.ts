@@ -22,7 +22,7 @@ export function demoTrainConfig(
     modelDir: paths.model,
     outputDir: paths.train,
     servingDir: paths.adapters,
-    inference: { baseUrl: [...inferenceUrls] },
+    inference: { baseUrl: [...inferenceUrls], keepVersions: config.keepVersions },
     reward: withJudge ? 'ruler+verifier' : 'verifier',
     // A round's extra groups (--resample-groups) are claimed by the same cycle, never the next one's.
     groupsPerStep: config.groupsPerRound + config.resampleGroups,

@@ -1,28 +1,47 @@
-// End to end: `edgerl demo --quick --json --replicas 2` as a real process in a temporary working
-// directory. Checks that the loop completes over a fleet of two inference replicas and that every
-// kind of data it should leave is in the store; not the learning result (that is `npm run bench:learn`).
+// End to end: `edgerl demo --quick --json --replicas 2 --keep-versions 1` as a real process in a
+// temporary working directory. Checks that the loop completes over a fleet of two inference replicas
+// and that every kind of data it should leave is in the store; not the learning result (that is
+// `npm run bench:learn`). A judge double (RULER's external LLM, the one stand-in the project allows)
+// ranks each RL group, so the one round has reward spread and publishes demo@2 although the tiny start
+// never succeeds (at --rollout-temperature 2 a group's two episodes differ; at 0.7 both were the same
+// 32 newlines, which RULER scores alike). With --keep-versions 1 that publication unloads demo@1 from
+// both replicas, and the A/B's start arm answers only if the demo loads it again (cli/demo/evaluate.ts).
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { answerWith, type JudgeServer, startJudgeServer } from '../doubles/judge-server.ts';
 import { runEdgerl } from '../support/run-edgerl.ts';
 import { openStore } from '../../db/drivers/open-store.ts';
 import type { DemoSummary } from '../../cli/demo/summary.ts';
 
 let cwd: string;
+let judge: JudgeServer;
 let code: number | null;
 let stdout = '';
 let stderr = '';
 
 beforeAll(async () => {
   cwd = mkdtempSync(join(tmpdir(), 'edgerl-demo-'));
-  ({ code, stdout, stderr } = await runEdgerl(['demo', '--quick', '--json', '--replicas', '2'], {
-    cwd,
-    env: { ...process.env, JUDGE_BASE_URL: '', EDGERL_JUDGE_BASE_URL: '' },
-  }));
+  judge = await startJudgeServer();
+  // --quick: 1 round of 2 groups, one judge call each (one ordering); the first block ranked above the second.
+  judge.enqueue(...Array.from({ length: 2 }, () => answerWith((block) => (block.position === 0 ? 1 : 0))));
+  ({ code, stdout, stderr } = await runEdgerl(
+    ['demo', '--quick', '--json', '--replicas', '2', '--keep-versions', '1', '--rollout-temperature', '2'],
+    {
+      cwd,
+      env: {
+        ...process.env,
+        JUDGE_BASE_URL: '',
+        EDGERL_JUDGE_BASE_URL: judge.baseUrl,
+        EDGERL_JUDGE_MODEL: 'judge-double',
+      },
+    },
+  ));
 }, 300_000);
 
-afterAll(() => {
+afterAll(async () => {
+  await judge?.close();
   if (cwd) rmSync(cwd, { recursive: true, force: true });
 });
 
@@ -35,7 +54,7 @@ async function query(sql: string): Promise<unknown[][]> {
   }
 }
 
-describe('edgerl demo --quick --json --replicas 2', () => {
+describe('edgerl demo --quick --json --replicas 2 --keep-versions 1 (RL ranked by a judge double)', () => {
   it('exits 0 and prints the summary as JSON', () => {
     expect(code, stderr.slice(-2000)).toBe(0);
     const summary = JSON.parse(stdout) as DemoSummary;
@@ -52,24 +71,47 @@ describe('edgerl demo --quick --json --replicas 2', () => {
       ['start', true],
       ['final', false],
     ]);
-    // Every multi-hop episode that did not error has a verifier reward of 0 or 1.
-    for (const arm of summary.ab.arms) expect(arm.rewarded + arm.errors).toBe(3);
+    // No episode errors (an error is the demo's infrastructure failing, e.g. an arm no replica
+    // serves), and every multi-hop episode has a verifier reward of 0 or 1.
+    for (const arm of summary.ab.arms)
+      expect([arm.name, arm.ended, arm.errors, arm.rewarded]).toEqual([arm.name, 3, 0, 3]);
+    // 3 rewards of 0 or 1 in each arm: the two-proportion test always applies (experiments/metric-tests.ts).
+    expect(summary.ab.binaryRewards).toBe(true);
+    expect(summary.ab.comparisons).toHaveLength(1);
     const comparison = summary.ab.comparisons[0];
+    expect(comparison).toMatchObject({
+      kind: 'tested',
+      arm: 'final',
+      control: 'start',
+      test: 'two-proportion-z',
+    });
     if (comparison?.kind === 'tested') {
-      expect(comparison.test).toBe('two-proportion-z');
       expect(comparison.pValue).toBeGreaterThanOrEqual(0);
       expect(comparison.pValue).toBeLessThanOrEqual(1);
-    } else {
-      // Only when every episode of an arm ended in error.
-      expect(summary.ab.arms.some((arm) => arm.rewarded === 0)).toBe(true);
     }
+    // The judge's ranking gave the round spread, so RL published demo@2, the version that ships.
     expect(summary.rounds).toHaveLength(1);
-    // The version that ships was chosen (by validation, or the last when RL published nothing).
+    expect(summary.rounds[0]?.publishedVersion).toBe(2);
+    expect(summary.finalVersion).toBe('demo@2');
     expect(summary.validation.map((row) => row.episodes)).toEqual(summary.validation.map(() => 2));
     expect(['best-validation', 'last']).toContain(summary.shipRule);
     expect(summary.queries).toHaveLength(3);
     for (const phase of ['services', 'warmStart', 'rl', 'evaluate', 'report', 'total'])
       expect(summary.seconds[phase as keyof DemoSummary['seconds']]).toBeGreaterThanOrEqual(0);
+  });
+
+  it('unloads demo@1 while RL publishes (--keep-versions 1), and loads it again for the A/B', () => {
+    expect(code, stderr.slice(-2000)).toBe(0);
+    // RULER ranked both RL groups, and nothing else asked the judge.
+    expect(stderr).toContain('rewards: verifier + RULER');
+    judge.verify();
+    expect(judge.requests).toHaveLength(2);
+    const rl = stderr.slice(stderr.indexOf('\n== 3/5'), stderr.indexOf('\n== 4/5'));
+    const evaluation = stderr.slice(stderr.indexOf('\n== 4/5'), stderr.indexOf('\n== 5/5'));
+    // Retention after demo@2's publication, on each replica; then the catch-up once the experiment exists.
+    expect(rl.match(/^retention: \S+: unloaded demo@1$/gm)).toHaveLength(2);
+    expect(evaluation.match(/^catch-up: \S+: loaded demo@1$/gm)).toHaveLength(2);
+    expect(evaluation.indexOf('catch-up:')).toBeLessThan(evaluation.indexOf('experiment demo-eval-'));
   });
 
   it('leaves groups, trajectories with token-exact turns, steps, versions and the experiment in the store', async () => {
@@ -112,8 +154,8 @@ describe('edgerl demo --quick --json --replicas 2', () => {
       ['final', 3],
       ['start', 3],
     ]);
-    // Fleet publication: every published version is ready on both replicas, and episodes were
-    // answered by both (the edge rotates over the replicas that hold a version).
+    // Fleet publication: every published version (demo@1 too, loaded again) is ready on both
+    // replicas, and episodes were answered by both (the edge rotates over the replicas that hold a version).
     const readiness = await query(
       `select v.adapter_name, count(*) filter (where p.state = 'ready') from policy_versions v
          join publications p on p.policy_version_id = v.id where v.status = 'published' group by 1 order by 1`,
