@@ -113,7 +113,7 @@ ${usageVariables(edgeConfigFields)}`,
       hostname: node.host,
       storeOptions: { url: store.url, dataDir: store.dataDir, migrations: 'apply' },
       // Beside the data directory, as its lock file is (`<dataDir>.lock`): PGlite owns the directory itself.
-      warmSandbox: { cacheDir: `${store.dataDir}.sql-sandbox` },
+      sandboxCacheDir: `${store.dataDir}.sql-sandbox`,
       ...(environments ? { environments } : {}),
       log: (line) => stderr.write(`edgerl edge: ${line}\n`),
     });

@@ -16,7 +16,7 @@ import { isStoreError } from '../../db/errors.ts';
 import type { Task } from '../../db/schema/tasks.ts';
 import type { Store, TrajectoryClaim } from '../../db/store.ts';
 import { jsonEqual } from '../../protocol/canonical-json.ts';
-import type { Capabilities } from '../environments/capabilities.ts';
+import type { Capabilities, CapabilityName } from '../environments/capabilities.ts';
 import type { Environment, EnvironmentTask } from '../environments/environment.ts';
 import { EpisodeSetupError } from '../episode/episode-setup-error.ts';
 import type { EpisodeDeps } from '../episode/run-episode.ts';
@@ -47,6 +47,12 @@ export interface EpisodeRunnerContext {
   readonly policy: PolicyClient;
   /** Services for tools and verifiers (the SQL sandbox), injected by the runtime: the core opens none. */
   readonly capabilities?: Capabilities;
+  /**
+   * Starts the capabilities an episode requires that start on first use (the embedded SQL sandbox, seconds
+   * to build), before its first turn: a tool's timeout then never pays for a start. Resolves when they are
+   * up or could not start (the tool then says so); the Node edge gives it.
+   */
+  readonly startCapabilities?: (required: readonly CapabilityName[]) => Promise<void>;
   /** Overrides of the loop's settings for every episode (timeouts, retry policy). */
   readonly settings?: Partial<EpisodeSettings>;
   /** Timers and randomness, for tests. */
@@ -135,6 +141,7 @@ async function runClaimed(
     onStored: () => runner.keeper.renewed(trajectoryId),
     history: turns,
   });
+  await context.startCapabilities?.(setup.environment.requires);
   let result: Awaited<ReturnType<typeof runEpisode>>;
   try {
     result = await runEpisode({

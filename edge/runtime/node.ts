@@ -15,11 +15,12 @@ import { serverKeepAliveMs } from '../../protocol/keep-alive.ts';
 import { type OpenStoreOptions, openStore } from '../../db/drivers/open-store.ts';
 import type { Store, SweepScope } from '../../db/store.ts';
 import type { ReadOnlySql } from '../../protocol/read-only-sql.ts';
-import { embeddedReadOnlySql } from '../../sandbox/node/embedded-read-only-sql.ts';
+import { type EmbeddedReadOnlySql, embeddedReadOnlySql } from '../../sandbox/node/embedded-read-only-sql.ts';
 import { serverReadOnlySql } from '../../sandbox/node/server-read-only-sql.ts';
 import { createApp, type EdgeApp, type EdgeLimits } from '../app.ts';
 import { serverErrorLine } from '../http/server-error-line.ts';
 import type { EdgeConfig } from '../edge-config.ts';
+import type { CapabilityName } from '../environments/capabilities.ts';
 import type { Environment } from '../environments/environment.ts';
 import { environments as shippedEnvironments } from '../environments/environments.ts';
 import type { EpisodeSettings } from '../episode/episode-defaults.ts';
@@ -58,11 +59,11 @@ export interface StartEdgeOptions {
    */
   readonly sql?: ReadOnlySql;
   /**
-   * Build the embedded SQL sandbox (when it is the one used) before listening, its dump kept in
-   * `cacheDir` for the next start: the first sql-agent query then pays no build (`edgerl edge` sets it).
-   * Without it the sandbox is built on its first query.
+   * Where the embedded SQL sandbox (when it is the one used) keeps its built dump for the next start
+   * (`edgerl edge`: beside the data directory). Either way it is built when the first episode that
+   * requires `sql` starts, before that episode's first turn, and not at all on an edge that runs none.
    */
-  readonly warmSandbox?: { readonly cacheDir?: string };
+  readonly sandboxCacheDir?: string;
   /** Default: an OpenAI-compatible client for `config.upstream`, or for the fleet (`config.fleet`). */
   readonly policy?: PolicyClient;
   readonly episodeSettings?: Partial<EpisodeSettings>;
@@ -113,25 +114,14 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
   const embeddedSql =
     options.sql || config.sqlDatabaseUrl
       ? undefined
-      : embeddedReadOnlySql(options.warmSandbox?.cacheDir ? { cacheDir: options.warmSandbox.cacheDir } : {});
+      : embeddedReadOnlySql(options.sandboxCacheDir ? { cacheDir: options.sandboxCacheDir } : {});
   const ownedSql = options.sql
     ? undefined
     : config.sqlDatabaseUrl
       ? serverReadOnlySql({ url: config.sqlDatabaseUrl })
       : embeddedSql;
   const sql = options.sql ?? (ownedSql as ReadOnlySql);
-  if (options.warmSandbox && embeddedSql) {
-    const started = performance.now();
-    // A sandbox that will not build leaves the other environments serving; its first query tries again.
-    await embeddedSql.warm().then(
-      () =>
-        log(
-          `SQL sandbox ready in ${Math.round(performance.now() - started)} ms (${embeddedSql.stats.cached ? 'loaded from its cache' : 'built'})`,
-        ),
-      (error: unknown) =>
-        log(`SQL sandbox did not start: ${errorMessage(error)}; retried on its first query`),
-    );
-  }
+  const startCapabilities = embeddedSql ? sandboxStarter(embeddedSql, log) : undefined;
   const fleet = config.fleet ? new ReplicaRouter(config.fleet) : undefined;
   const policy = options.policy ?? edgePolicyClient(config, fleet ? { router: fleet, store } : undefined);
   const maxAttempts = options.maxDeliveries ?? defaultMaxDeliveries;
@@ -159,6 +149,7 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
           environments,
           policy,
           capabilities: { sql },
+          ...(startCapabilities ? { startCapabilities } : {}),
           settings: {
             policyTimeoutMs: config.policyTimeoutMs,
             ...config.bounds,
@@ -307,5 +298,33 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
       })();
       return closing;
     },
+  };
+}
+
+/**
+ * Builds (or loads) the embedded sandbox once, when the first episode that requires `sql` starts; every
+ * such episode waits for that one start. A failed start is logged and tried again by the next episode
+ * (its queries would say the sandbox is unavailable), and never fails the episode here.
+ */
+function sandboxStarter(
+  sandbox: EmbeddedReadOnlySql,
+  log: (line: string) => void,
+): (required: readonly CapabilityName[]) => Promise<void> {
+  let starting: Promise<void> | undefined;
+  const start = async () => {
+    const started = performance.now();
+    try {
+      await sandbox.warm();
+      const how = sandbox.stats.cached ? 'loaded from its cache' : 'built';
+      log(`SQL sandbox ready in ${Math.round(performance.now() - started)} ms (${how})`);
+    } catch (error) {
+      starting = undefined;
+      log(`SQL sandbox did not start: ${errorMessage(error)}; the next sql episode tries again`);
+    }
+  };
+  return async (required) => {
+    if (!required.includes('sql')) return;
+    starting ??= start();
+    await starting;
   };
 }

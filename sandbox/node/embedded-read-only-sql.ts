@@ -5,7 +5,7 @@
 // process as the superuser (seed, role, grants, revokes), dumped, and each worker loads the dump; with
 // a `cacheDir` the dump is kept on disk (sandbox-dump-cache.ts) and later processes load it instead of
 // building. `warm()` builds (or loads) it and starts the first worker ahead of the first query: the
-// edge does it before it listens, so no episode's tool timeout pays for the build. Queries run one at
+// Node edge does it before the first sql episode's first turn, so no tool timeout pays for the build. Queries run one at
 // a time (PGlite is one backend); the time a query waits its turn or for a worker to start is not
 // counted against its timeout.
 import type { SqlQueryOptions } from '../../protocol/read-only-sql.ts';

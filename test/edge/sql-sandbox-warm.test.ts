@@ -1,8 +1,9 @@
-// The embedded SQL sandbox built ahead of the first query: a fresh edge started with `warmSandbox`
-// (as `edgerl edge` starts it) has its sandbox running before it listens, so the first sql-agent
-// query runs at once instead of paying the build inside its 5 s tool timeout; the built dump is kept
-// on disk, reused by the next start, and rebuilt when the seed changes or the file is damaged.
-// Prints the cold build and the cached start, measured in the same run.
+// The embedded SQL sandbox started ahead of the first query: a fresh edge builds nothing while it runs
+// no episode that requires `sql` (an edge serving other environments never pays its memory), and the
+// first sql-agent episode starts it before its first turn, so its first query runs at once instead of
+// paying the build inside its 5 s tool timeout; the built dump is kept on disk, reused by the next start,
+// and rebuilt when the seed changes or the file is damaged. Prints the cold build and the cached start,
+// measured in the same run.
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -46,12 +47,19 @@ async function timedWarm(sql: EmbeddedReadOnlySql): Promise<number> {
 }
 
 describe('the embedded SQL sandbox, warmed', () => {
-  it('a fresh edge has it running before it listens, and its first sql-agent query answers correctly', async () => {
+  it('is built by the first sql-agent episode before its first turn, not before, and answers its first query', async () => {
     const cacheDir = join(root, 'edge-cache');
+    let sandbox: EmbeddedReadOnlySql | undefined;
+    // Worker starts when the episode's first policy request came: the sandbox must be up by then.
+    let startsAtFirstRequest: number | undefined;
     // A perfect agent: runs the reference query with the tool, then answers with it.
     const policy = new ScriptedPolicyClient([
-      (request) =>
-        toolCallReply([{ id: 'call_1', name: 'query', arguments: { sql: taskOf(request).referenceSql } }]),
+      (request) => {
+        startsAtFirstRequest = sandbox?.stats.starts;
+        return toolCallReply([
+          { id: 'call_1', name: 'query', arguments: { sql: taskOf(request).referenceSql } },
+        ]);
+      },
       (request) => textReply(`\`\`\`sql\n${taskOf(request).referenceSql}\n\`\`\``),
     ]);
     const logs: string[] = [];
@@ -68,14 +76,14 @@ describe('the embedded SQL sandbox, warmed', () => {
       environments,
       policy,
       resumeUnfinished: false,
-      warmSandbox: { cacheDir },
+      sandboxCacheDir: cacheDir,
       log: (line) => logs.push(line),
     });
     try {
-      const sandbox = edge.sql as EmbeddedReadOnlySql;
-      // Before any request: built, and one reader worker up.
-      expect(sandbox.stats.starts).toBe(1);
-      expect(logs.some((line) => line.startsWith('SQL sandbox ready in '))).toBe(true);
+      sandbox = edge.sql as EmbeddedReadOnlySql;
+      // Listening, and nothing built: no episode has asked for it.
+      expect(sandbox.stats.starts).toBe(0);
+      expect(logs.some((line) => line.startsWith('SQL sandbox'))).toBe(false);
       const started = await fetch(`${edge.url}/v1/rollouts`, {
         method: 'POST',
         headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
@@ -84,6 +92,8 @@ describe('the embedded SQL sandbox, warmed', () => {
       expect(started.status).toBe(202);
       const { groupId } = (await started.json()) as { groupId: string };
       await edge.queue.idle();
+      expect(startsAtFirstRequest).toBe(1);
+      expect(logs.filter((line) => line.startsWith('SQL sandbox ready in '))).toHaveLength(1);
       const { trajectories } = await testStore.store.getGroup({ groupId, includeTurns: true });
       const [trajectory] = trajectories;
       expect(trajectory?.status).toBe('finished');

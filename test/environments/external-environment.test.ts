@@ -147,10 +147,6 @@ describe('an environment of your own, outside the tree', () => {
         `${serving.url}/v1`,
         '--api-key',
         apiKey,
-        // A server that is never asked: no sql-agent episode runs here, and the embedded sandbox's
-        // build before listening (tens of seconds on a shared machine) is skipped.
-        '--sql-database-url',
-        'postgres://unused@127.0.0.1:9/unused',
       ],
       180_000,
     );
