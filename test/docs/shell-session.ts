@@ -19,7 +19,7 @@ const stopGraceMs = 15_000;
 
 export class ShellSession {
   readonly #shell: ChildProcessByStdio<Writable, Readable, Readable>;
-  readonly #exited: Promise<number | null>;
+  readonly #exited: Promise<unknown>;
   #stdout = '';
   #stderr = '';
   #transcript = '';
@@ -45,13 +45,13 @@ export class ShellSession {
     this.#shell.stderr.on('data', take('stderr'));
     // A write after the shell died (a command ran `exit`) is reported by run(), not thrown here.
     this.#shell.stdin.on('error', () => {});
-    this.#exited = new Promise((done) => {
-      this.#shell.on('close', (code) => {
-        this.#exitCode = code;
-        this.#onOutput?.();
-        done(code);
-      });
+    // The shell may exit (a command ran `exit`) while a server it started still holds its output open:
+    // a command waiting on it learns at 'exit'; close() waits for 'close', when the last job is gone too.
+    this.#shell.on('exit', (code) => {
+      this.#exitCode = code;
+      this.#onOutput?.();
     });
+    this.#exited = new Promise((done) => this.#shell.on('close', done));
     this.#shell.stdin.write(`${options.prelude}\n`);
   }
 
@@ -120,7 +120,6 @@ export class ShellSession {
    * SIGKILL after a grace period. Resolves once the last of them has closed the shell's output.
    */
   async close(): Promise<void> {
-    if (this.#exitCode !== undefined) return;
     this.#kill('SIGTERM');
     const grace = setTimeout(() => this.#kill('SIGKILL'), stopGraceMs);
     await this.#exited;
