@@ -1,6 +1,7 @@
 // Shared by the model benches: `--backend NAME` (or `--backend=NAME`; else EDGERL_BACKEND) picks the
 // tfjs backend, as the CLI's flag does. Only bench scripts read argv and the environment.
-import { backendFlagHelp, type SelectedBackend, selectBackend } from '../model/backend.ts';
+import { type SelectedBackend, selectBackend } from '../model/backend.ts';
+import { backendFlagHelp } from '../model/backend-names.ts';
 
 /** The value of `--name VALUE` or `--name=VALUE` in argv, if present. */
 export function flagValue(name: string, argv: readonly string[] = process.argv.slice(2)): string | undefined {

@@ -33,8 +33,6 @@ import type { StoreProvider } from './store-provider.ts';
 import type { EdgeBacklog } from './rollouts/admit-episodes.ts';
 import { defaultLimits, type EdgeLimits } from './edge-limits.ts';
 
-export { defaultLimits, type EdgeLimits } from './edge-limits.ts';
-
 export interface EdgeDeps {
   readonly stores: StoreProvider;
   readonly environments: Readonly<Record<string, Environment>>;

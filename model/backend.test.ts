@@ -1,7 +1,8 @@
 import { createRequire } from 'node:module';
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
-import { backendFlagHelp, backendPreference, selectBackend, selectedBackend } from './backend.ts';
+import { selectBackend, selectedBackend } from './backend.ts';
+import { backendFlagHelp, backendPreference } from './backend-names.ts';
 
 function installed(name: string): boolean {
   try {

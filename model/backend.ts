@@ -12,9 +12,6 @@ import { activateWebgpu } from './webgpu-backend.ts';
 import { errorMessage } from '../protocol/error-message.ts';
 import { type BackendChoice, backendNames, backendPreference, isBackendChoice } from './backend-names.ts';
 
-// The names live in backend-names.ts (free of TensorFlow.js, for usage text); re-exported for callers here.
-export { type BackendChoice, backendFlagHelp, backendPreference, isBackendChoice } from './backend-names.ts';
-
 type Log = (line: string) => void;
 
 /** What an activated backend runs on, or why it could not start. */

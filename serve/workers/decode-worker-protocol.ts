@@ -3,7 +3,7 @@
 // failed). A worker holds its own copy of the model and adapters and one DecodeBatch of the rows
 // assigned to it; rows are named by their index in that batch. Logits come back as a transferred
 // buffer (rows × V floats), token ids travel in the messages.
-import type { BackendChoice } from '../../model/backend.ts';
+import type { BackendChoice } from '../../model/backend-names.ts';
 import type { DecodeRowSpec } from '../decode-runtime.ts';
 
 export interface DecodeWorkerStart {

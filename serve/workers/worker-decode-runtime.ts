@@ -8,7 +8,7 @@
 // the others). A worker that dies fails the batch it was part of with a 503 naming it (the engine
 // fails those requests and keeps serving); it is started again, with every loaded adapter, when
 // the batch is next empty. Node only.
-import type { BackendChoice } from '../../model/backend.ts';
+import type { BackendChoice } from '../../model/backend-names.ts';
 import type { ModelConfig } from '../../model/hf-config.ts';
 import { WorkerThread } from '../../model/worker-thread/worker-thread.ts';
 import type { DecodeRowSpec, DecodeRuntime } from '../decode-runtime.ts';

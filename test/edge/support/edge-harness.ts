@@ -2,7 +2,7 @@
 // EDGERL_TEST_DATABASE_URL names), the inference double, and the edge on a free port, with timers
 // that do not sleep for real inside episodes. `api` calls it with the test key.
 import type { Store } from '../../../db/store.ts';
-import type { EdgeLimits } from '../../../edge/app.ts';
+import type { EdgeLimits } from '../../../edge/edge-limits.ts';
 import type { EdgeConfig } from '../../../edge/edge-config.ts';
 import type { Environment } from '../../../edge/environments/environment.ts';
 import { environments } from '../../../edge/environments/environments.ts';

@@ -10,7 +10,7 @@
 // starts fresh ones at the next step. Workers start at the first step (a session that never trains
 // starts none). Node only.
 import * as tf from '@tensorflow/tfjs';
-import type { BackendChoice } from '../../../../model/backend.ts';
+import type { BackendChoice } from '../../../../model/backend-names.ts';
 import { loraVariables } from '../../../../model/lora.ts';
 import type { PolicyModel } from '../../../../model/policy-model.ts';
 import { WorkerThread } from '../../../../model/worker-thread/worker-thread.ts';

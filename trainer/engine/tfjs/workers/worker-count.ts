@@ -4,7 +4,7 @@
 // uses the machine. libtensorflow (node, node-gpu) already runs its own thread pool, and a GPU adapter
 // is one device: one worker there (more GPU adapters would each take one; edgerl opens one).
 import { availableParallelism } from 'node:os';
-import type { BackendChoice } from '../../../../model/backend.ts';
+import type { BackendChoice } from '../../../../model/backend-names.ts';
 
 type Parallelism = 'per-core' | 'one';
 

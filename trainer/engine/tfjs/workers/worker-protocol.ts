@@ -3,7 +3,7 @@
 // weights once (when they do not come from a model directory), the adapter's values per step (one
 // buffer every worker reads), and each worker's gradients (its own slot of one buffer the coordinator
 // sums). Token ids and masks are small and travel in the messages.
-import type { BackendChoice } from '../../../../model/backend.ts';
+import type { BackendChoice } from '../../../../model/backend-names.ts';
 import type { ModelConfig } from '../../../../model/hf-config.ts';
 import type { LoraConfig } from '../../../../model/lora.ts';
 import type { HostTensor } from '../../../../model/safetensors.ts';
